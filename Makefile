@@ -1,0 +1,38 @@
+# Spravka: `make run` serves the demo, `make test` runs every check. Both set themselves up.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: install run test lint typecheck pytest bench clean-data
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+run: install
+	$(BIN)/python manage.py rundemo
+
+lint: install
+	$(BIN)/ruff check .
+
+typecheck: install
+	SPRAVKA_EMBEDDED=0 $(BIN)/mypy .
+
+pytest: install
+	$(BIN)/pytest
+
+test: lint typecheck pytest
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+clean-data:
+	$(BIN)/python -c "from assistant import embedded; embedded.stop_services()" || true
+	rm -rf .data

@@ -1,0 +1,3 @@
+from assistant.celery import app as celery_app
+
+__all__ = ["celery_app"]

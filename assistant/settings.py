@@ -1,0 +1,182 @@
+"""Django settings for Spravka. Everything that differs between a laptop and production comes
+from the environment (see docs/deploy.md); with DATABASE_URL / REDIS_URL unset, embedded servers
+are started by `assistant.embedded`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+from assistant import embedded
+from assistant.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+embedded.ensure_services()
+
+DEBUG = env_bool("DEBUG", default=not env_bool("SPRAVKA_PRODUCTION"))
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if env_bool("SPRAVKA_PRODUCTION"):
+        raise ImproperlyConfigured("SECRET_KEY must be set in production")
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "simple_history",
+    "channels",
+    "assistant.bots",
+    "assistant.behavior",
+    "knowledge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+]
+
+ROOT_URLCONF = "assistant.urls"
+ASGI_APPLICATION = "assistant.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database_from_url(url: str) -> dict[str, object]:
+    parsed = urlparse(url)
+    if parsed.scheme not in {"postgres", "postgresql"}:
+        raise ImproperlyConfigured("DATABASE_URL must be a postgresql:// URL (pgvector is required)")
+    query = parse_qs(parsed.query)
+    host = query.get("host", [parsed.hostname or ""])[0]
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": (parsed.path or "/postgres").lstrip("/") or "postgres",
+        "USER": parsed.username or "",
+        "PASSWORD": parsed.password or "",
+        "HOST": host,
+        "PORT": str(parsed.port or ""),
+        "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 0),
+        "TEST": {"NAME": env_str("SPRAVKA_TEST_DB", "test_spravka")},
+    }
+
+
+DATABASE_URL = env_str("DATABASE_URL", "postgresql://postgres@localhost/postgres")
+DATABASES = {"default": _database_from_url(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL", "redis://localhost:6379/0")
+
+
+def _celery_url(redis_url: str) -> str:
+    """Kombu spells unix sockets `redis+socket://`; redis-py spells them `unix://`."""
+    if redis_url.startswith("unix://"):
+        path, _sep, query = redis_url[len("unix://"):].partition("?")
+        db = parse_qs(query).get("db", ["0"])[0]
+        return f"redis+socket://{path}?virtual_host={db}"
+    return redis_url
+
+
+CELERY_BROKER_URL = _celery_url(REDIS_URL)
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spravka")
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "recrawl-due-sources": {"task": "knowledge.tasks.recrawl_due_sources", "schedule": 300.0},
+}
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNELS_PREFIX", "spravka")},
+    }
+}
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env_str("CACHE_PREFIX", "spravka"),
+    }
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "ru"
+LANGUAGES = [("ru", _("Русский")), ("en", _("English"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "Europe/Moscow"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / ".data" / "static"
+MEDIA_ROOT = BASE_DIR / ".data" / "media"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 25 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- Knowledge layer -------------------------------------------------------------------------
+# Which local embedding model new vectors use ("use-m3" or "e5-small"); see knowledge/embeddings.py.
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "e5-small")
+EMBEDDING_BATCH = env_int("EMBEDDING_BATCH", 32)
+# The crawler refuses private, loopback and link-local addresses unless this is on (demo, tests).
+CRAWL_ALLOW_PRIVATE = env_bool("CRAWL_ALLOW_PRIVATE", False)
+CRAWL_MAX_PAGES = env_int("CRAWL_MAX_PAGES", 500)
+CRAWL_MAX_PAGE_BYTES = env_int("CRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024)
+CRAWL_TIMEOUT = env_float("CRAWL_TIMEOUT", 15.0)
+CRAWL_MAX_REDIRECTS = env_int("CRAWL_MAX_REDIRECTS", 5)
+CRAWL_DELAY = env_float("CRAWL_DELAY", 0.5)
+CRAWL_CONCURRENCY = env_int("CRAWL_CONCURRENCY", 2)
+CRAWL_USER_AGENT = env_str("CRAWL_USER_AGENT", "SpravkaBot/0.1 (+https://spravka.example/bot)")
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "loggers": {
+        "spravka": {"level": env_str("SPRAVKA_LOG_LEVEL", "INFO"), "propagate": True},
+    },
+}
+
+if os.environ.get("SPRAVKA_PRODUCTION"):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True

@@ -1,0 +1,184 @@
+"""The Knowledge layer: where facts come from (Source, Page) and what search finds (Entry).
+
+Entry.embedding has no fixed dimension: each local model keeps its own partial HNSW index
+(see migration 0002), so switching models is a re-embed, not a schema change.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from pgvector.django import VectorField
+from simple_history.models import HistoricalRecords
+
+from assistant.bots.models import Bot
+
+
+class Source(models.Model):
+    class Kind(models.TextChoices):
+        SITE = "site", _("сайт")
+        SITEMAP = "sitemap", _("sitemap.xml")
+        DOCUMENT = "document", _("документ")
+        MANUAL = "manual", _("вручную")
+        CATALOG = "catalog", _("каталог")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(_("вид"), max_length=16, choices=Kind.choices)
+    title = models.CharField(_("название"), max_length=300, blank=True)
+    url = models.URLField(_("адрес"), max_length=2000, blank=True)
+    max_pages = models.PositiveIntegerField(_("предел страниц"), default=500)
+    recrawl_hours = models.PositiveIntegerField(
+        _("обходить каждые, ч"), null=True, blank=True, help_text=_("Пусто — только вручную.")
+    )
+    last_crawled_at = models.DateTimeField(_("последний обход"), null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("источник")
+        verbose_name_plural = _("источники")
+        ordering = ["bot", "kind", "title"]
+
+    def __str__(self) -> str:
+        return self.title or self.url or self.get_kind_display()
+
+
+class CrawlRun(models.Model):
+    """One crawl or import of a source: its progress, counters and outcome, shown with a progress bar."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("в очереди")
+        RUNNING = "running", _("идёт")
+        EMBEDDING = "embedding", _("векторизация")
+        DONE = "done", _("готово")
+        FAILED = "failed", _("ошибка")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="crawl_runs")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.QUEUED)
+    pages_total = models.PositiveIntegerField(_("страниц найдено"), default=0)
+    pages_done = models.PositiveIntegerField(_("страниц обработано"), default=0)
+    fetched = models.PositiveIntegerField(_("загружено"), default=0)
+    unchanged = models.PositiveIntegerField(_("без изменений"), default=0)
+    skipped = models.PositiveIntegerField(_("пропущено"), default=0)
+    failed = models.PositiveIntegerField(_("с ошибкой"), default=0)
+    entries_created = models.PositiveIntegerField(_("записей создано"), default=0)
+    entries_updated = models.PositiveIntegerField(_("записей обновлено"), default=0)
+    entries_deactivated = models.PositiveIntegerField(_("записей отключено"), default=0)
+    embeddings_total = models.PositiveIntegerField(default=0)
+    embeddings_done = models.PositiveIntegerField(default=0)
+    message = models.TextField(_("сообщение"), blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("обход")
+        verbose_name_plural = _("обходы")
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.source} · {self.get_status_display()}"
+
+    @property
+    def percent(self) -> int:
+        """Overall progress: fetching counts for 80%, embedding for the last 20%."""
+        if self.status == self.Status.DONE:
+            return 100
+        fetch = self.pages_done / self.pages_total if self.pages_total else 0.0
+        embed = self.embeddings_done / self.embeddings_total if self.embeddings_total else 0.0
+        return int(100 * (0.8 * min(fetch, 1.0) + 0.2 * min(embed, 1.0)))
+
+
+class Page(models.Model):
+    class Status(models.TextChoices):
+        OK = "ok", _("в знаниях")
+        SKIPPED = "skipped", _("пропущена")
+        FAILED = "failed", _("ошибка")
+        GONE = "gone", _("исчезла")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="pages")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="pages")
+    url = models.URLField(_("адрес"), max_length=2000)
+    title = models.CharField(_("заголовок"), max_length=500, blank=True)
+    status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.OK)
+    reason = models.CharField(_("причина"), max_length=500, blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64, blank=True)
+    etag = models.CharField(max_length=300, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    fetched_at = models.DateTimeField(_("загружена"), null=True, blank=True)
+    review_needed = models.BooleanField(_("нужна проверка"), default=False)
+    active = models.BooleanField(_("активна"), default=True)
+
+    class Meta:
+        verbose_name = _("страница")
+        verbose_name_plural = _("страницы")
+        ordering = ["url"]
+        constraints = [models.UniqueConstraint(fields=["bot", "url"], name="page_unique_bot_url")]
+
+    def __str__(self) -> str:
+        return self.title or self.url
+
+
+class Entry(models.Model):
+    class Kind(models.TextChoices):
+        CHUNK = "chunk", _("фрагмент страницы")
+        QA = "qa", _("вопрос-ответ")
+        CORRECTION = "correction", _("поправка")
+        OPERATOR_ANSWER = "operator_answer", _("ответ оператора")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="entries")
+    source = models.ForeignKey(Source, on_delete=models.SET_NULL, null=True, blank=True, related_name="entries")
+    page = models.ForeignKey(Page, on_delete=models.SET_NULL, null=True, blank=True, related_name="entries")
+    kind = models.CharField(_("вид"), max_length=20, choices=Kind.choices, default=Kind.CHUNK)
+    # A stable key inside (bot, source): a re-crawl or re-import updates the same row, never a twin.
+    key = models.CharField(max_length=500, blank=True)
+    title = models.CharField(_("заголовок или вопрос"), max_length=1000, blank=True)
+    heading_path = models.CharField(_("разделы"), max_length=1000, blank=True)
+    text = models.TextField(_("текст или ответ"))
+    url = models.CharField(_("адрес"), max_length=2000, blank=True)
+    weight = models.FloatField(
+        _("вес"), default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("0..1: чем выше, тем охотнее поиск выбирает запись."),
+    )
+    review_needed = models.BooleanField(_("нужна проверка"), default=False)
+    active = models.BooleanField(_("активна"), default=True)
+    content_hash = models.CharField(max_length=64, blank=True)
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=64, blank=True)
+    search_vector = models.GeneratedField(
+        expression=models.Func(
+            models.F("title"), models.F("heading_path"), models.F("text"),
+            template="to_tsvector('russian'::regconfig, %(expressions)s)",
+            arg_joiner=" || ' ' || ",
+            output_field=SearchVectorField(),
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords(excluded_fields=["embedding", "search_vector", "updated_at"])
+
+    class Meta:
+        verbose_name = _("запись")
+        verbose_name_plural = _("записи")
+        ordering = ["-updated_at"]
+        indexes = [
+            GinIndex(fields=["search_vector"], name="entry_search_vector_gin"),
+            models.Index(fields=["bot", "active"], name="entry_bot_active"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bot", "source", "key"], condition=~models.Q(key=""), name="entry_unique_source_key"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.text[:60]
+
+    @property
+    def is_correction(self) -> bool:
+        return self.kind == self.Kind.CORRECTION

@@ -1,0 +1,82 @@
+"""Shared fixtures: real PostgreSQL + pgvector, real Redis, a real Celery worker, the demo site on
+a local port. Everything a test run creates is namespaced by the process id, so two test runs on
+one machine (two clones, or CI beside a developer) never share a database, queue or cache."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+_RUN = f"{os.getpid()}"
+os.environ.setdefault("SPRAVKA_TEST_DB", f"test_spravka_{_RUN}")
+os.environ.setdefault("CELERY_QUEUE", f"spravka-test-{_RUN}")
+os.environ.setdefault("CHANNELS_PREFIX", f"spravka-test-{_RUN}")
+os.environ.setdefault("CACHE_PREFIX", f"spravka-test-{_RUN}")
+os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
+os.environ.setdefault("CRAWL_DELAY", "0")
+
+import pytest  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+EVAL_DATA = SHARED / "eval-data"
+
+
+@pytest.fixture
+def owner(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user(
+        username="owner@shop.example", email="owner@shop.example", password="pw-owner-1", is_staff=True
+    )
+
+
+@pytest.fixture
+def other_owner(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user(
+        username="owner@other.example", email="owner@other.example", password="pw-other-1", is_staff=True
+    )
+
+
+@pytest.fixture
+def bot(owner):  # type: ignore[no-untyped-def]
+    from assistant.bots.models import Bot, Membership
+
+    bot = Bot.objects.create(name="Демо-магазин", slug="demo", site_url="http://127.0.0.1/")
+    Membership.objects.create(bot=bot, user=owner, role=Membership.Role.OWNER)
+    return bot
+
+
+@pytest.fixture
+def other_bot(other_owner):  # type: ignore[no-untyped-def]
+    from assistant.bots.models import Bot, Membership
+
+    bot = Bot.objects.create(name="Чужой магазин", slug="other", site_url="http://127.0.0.2/")
+    Membership.objects.create(bot=bot, user=other_owner, role=Membership.Role.OWNER)
+    return bot
+
+
+@pytest.fixture
+def celery_worker_thread(transactional_db) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """A real Celery worker (threads pool) consuming this run's queue on the real Redis broker."""
+    from celery.contrib.testing.worker import start_worker
+
+    from assistant.celery import app
+
+    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING") as worker:
+        yield worker
+
+
+@pytest.fixture
+def demo_site() -> Iterator[str]:
+    """The demo shop served on a free local port; yields its origin, e.g. http://127.0.0.1:41234."""
+    from demo.server import make_server
+
+    server = make_server("127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
