@@ -1,0 +1,1 @@
+"""Demo shop site, its static server and evaluation cases."""
