@@ -30,7 +30,7 @@ def data_dir() -> Path:
     configured = os.environ.get("SPRAVKA_DATA_DIR")
     folder = Path(configured) if configured else BASE_DIR / ".data"
     if len(str(folder / "postgres" / ".s.PGSQL.5432")) > _SOCKET_PATH_BUDGET:
-        digest = hashlib.sha1(str(folder).encode()).hexdigest()[:10]
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
         short = Path(tempfile.gettempdir()) / f"spravka-{digest}"
         short.mkdir(parents=True, exist_ok=True)
         folder.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,8 @@ if not SECRET_KEY:
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Where visitors' browsers reach this server (the widget script and websocket live here).
+SPRAVKA_PUBLIC_URL = env_str("SPRAVKA_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -45,7 +45,9 @@ def content_hash(*parts: object) -> str:
     return digest.hexdigest()
 
 
-def entry_upsert(*, bot: Bot, source: Source | None, draft: EntryDraft, page: Page | None = None) -> tuple[Entry, Outcome]:
+def entry_upsert(
+    *, bot: Bot, source: Source | None, draft: EntryDraft, page: Page | None = None
+) -> tuple[Entry, Outcome]:
     """Create or update the entry with this key. A changed text drops the stale embedding so the
     next embedding pass re-computes it; an unchanged, active entry is not touched at all."""
     weight = DEFAULT_WEIGHT[Entry.Kind(draft.kind)] if draft.weight is None else draft.weight
@@ -113,3 +115,23 @@ def source_get_or_create(*, bot: Bot, kind: str, url: str = "", title: str = "")
         bot=bot, kind=kind, url=url, defaults={"title": title or url}
     )
     return source
+
+
+def entry_save_from_admin(*, entry: Entry, changed_fields: list[str]) -> Entry:
+    """Save an owner's edit. New text needs a new vector: drop the stale one and embed after commit,
+    so the change takes effect on the next question."""
+    if not entry.pk or {"title", "heading_path", "text"} & set(changed_fields):
+        entry.embedding, entry.embedding_model = None, ""
+    weight = entry.weight
+    entry.content_hash = content_hash(entry.kind, entry.title, entry.heading_path, entry.text, entry.url, weight)
+    entry.save()
+    if not entry.embedding_model:
+        bot_id = entry.bot_id
+        transaction.on_commit(lambda: _embed_later(bot_id))
+    return entry
+
+
+def _embed_later(bot_id: int) -> None:
+    from knowledge.tasks import embed_bot
+
+    embed_bot.delay(bot_id)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
 from assistant.bots.models import Bot
 
 
-def bots_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Bot]:
+def bots_for_user(user: Any | AnonymousUser) -> QuerySet[Bot]:
     if not user.is_authenticated:
         return Bot.objects.none()
     if getattr(user, "is_superuser", False):
         return Bot.objects.all()
-    return Bot.objects.filter(memberships__user=user).distinct()
+    return Bot.objects.filter(memberships__user_id=user.pk).distinct()
 
 
 def bot_by_slug(slug: str) -> Bot:

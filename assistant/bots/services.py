@@ -6,7 +6,7 @@ import secrets
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email, validate_slug
 from django.db import transaction
@@ -37,7 +37,7 @@ def bot_create(*, slug: str, site_url: str, name: str = "", owner_email: str = "
     return bot, password
 
 
-def user_get_or_create(*, email: str, password: str = "") -> tuple[AbstractUser, str]:
+def user_get_or_create(*, email: str, password: str = "") -> tuple[User, str]:
     """An owner account for the admin. A new account gets staff rights and a generated password."""
     validate_email(email)
     user_model = get_user_model()

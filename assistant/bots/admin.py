@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.models import Bot, Membership
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Bot)
+class BotAdmin(BotScopedAdmin):
+    list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
+    search_fields = ["name", "slug", "site_url"]
+    readonly_fields = ["public_key", "embed_snippet", "created_at"]
+    inlines = [MembershipInline]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),
+        (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
+        (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset = admin.ModelAdmin.get_queryset(self, request)
+        if getattr(request.user, "is_superuser", False):
+            return queryset
+        return queryset.filter(memberships__user=request.user)
+
+    def get_inlines(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        # Only a superuser manages accounts: an owner must not browse other people's users.
+        return list(self.inlines) if getattr(request.user, "is_superuser", False) else []
+
+    def _obj_bot_id(self, obj: Any) -> int | None:
+        return int(obj.pk)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return obj is None or may_access_bot(request, obj.pk)
+
+    @admin.display(description=_("Код для сайта"))
+    def embed_snippet(self, obj: Bot) -> str:
+        src = f"{settings.SPRAVKA_PUBLIC_URL}/static/assistant/widget.js"
+        snippet = f'<script src="{src}" data-bot="{obj.public_key}" async></script>'
+        return format_html("<code>{}</code>", snippet)

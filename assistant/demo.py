@@ -1,0 +1,129 @@
+"""`make run`: everything a person needs to see Spravka working, started by one command.
+
+Order matters: the database is migrated before the worker starts (the worker would otherwise
+crash on missing tables), and the crawl is queued only once the demo site is listening.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from assistant.bots.models import Bot, Membership
+
+DEMO_SLUG = "demo"
+DEMO_OWNER = "owner@demo.spravka"
+DEMO_PASSWORD = "spravka-demo"  # noqa: S105 - a printed demo credential on a local machine
+ADMIN_USER = "admin"
+
+
+@dataclass
+class DemoPorts:
+    app: int = 8000
+    site: int = 8001
+    host: str = "127.0.0.1"
+
+    @property
+    def app_url(self) -> str:
+        return f"http://{self.host}:{self.app}"
+
+    @property
+    def site_url(self) -> str:
+        return f"http://{self.host}:{self.site}"
+
+
+def demo_bot_ensure(ports: DemoPorts) -> Bot:
+    """The demo shop's bot and its owner, with a known password so the README stays true."""
+    bot, _created = Bot.objects.update_or_create(
+        slug=DEMO_SLUG,
+        defaults={
+            "name": "Демо-магазин «ТехноДом»",
+            "site_url": ports.site_url + "/",
+            "allowed_origins": [ports.site_url, f"http://localhost:{ports.site}"],
+        },
+    )
+    user_model = get_user_model()
+    owner, _ = user_model.objects.get_or_create(username=DEMO_OWNER, defaults={"email": DEMO_OWNER})
+    owner.is_staff, owner.is_active = True, True
+    owner.set_password(DEMO_PASSWORD)
+    owner.save()
+    Membership.objects.get_or_create(bot=bot, user=owner, defaults={"role": Membership.Role.OWNER})
+    admin, _ = user_model.objects.get_or_create(username=ADMIN_USER, defaults={"email": "admin@demo.spravka"})
+    admin.is_staff, admin.is_superuser = True, True
+    admin.set_password(DEMO_PASSWORD)
+    admin.save()
+    return bot
+
+
+def widget_snippet(bot: Bot, ports: DemoPorts) -> str:
+    return f'<script src="{ports.app_url}/static/assistant/widget.js" data-bot="{bot.public_key}" async></script>'
+
+
+def demo_site_start(bot: Bot, ports: DemoPorts) -> ThreadingHTTPServer:
+    from demo.server import make_server
+
+    server = make_server(ports.host, ports.site, widget_snippet=widget_snippet(bot, ports))
+    threading.Thread(target=server.serve_forever, name="demo-site", daemon=True).start()
+    return server
+
+
+def worker_start() -> subprocess.Popen[bytes]:
+    """A Celery worker with the beat scheduler inside (re-crawls on schedule)."""
+    env = {**os.environ, "CRAWL_ALLOW_PRIVATE": "1"}
+    beat_file = str(settings.BASE_DIR / ".data" / "celerybeat-schedule")
+    cmd = [sys.executable, "-m", "celery", "-A", "assistant", "worker", "-B", "-s", beat_file,
+           "--loglevel", "WARNING", "--concurrency", "2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE]
+    return subprocess.Popen(cmd, env=env)
+
+
+def demo_crawl_queue(bot: Bot) -> None:
+    from knowledge.crawler import crawl_start
+
+    from knowledge.services import source_get_or_create
+
+    source = source_get_or_create(bot=bot, kind="site", url=bot.site_url, title="Сайт демо-магазина")
+    crawl_start(source=source)
+
+
+def banner(bot: Bot, ports: DemoPorts) -> str:
+    return "\n".join([
+        "",
+        "Spravka is running. Ctrl-C stops everything.",
+        f"  Demo shop with the widget:  {ports.site_url}/",
+        f"  Admin (owner of the demo):  {ports.app_url}/admin/   {DEMO_OWNER} / {DEMO_PASSWORD}",
+        f"  Admin (superuser):          {ports.app_url}/admin/   {ADMIN_USER} / {DEMO_PASSWORD}",
+        f"  Widget key of the demo bot: {bot.public_key}",
+        "  The demo site is being crawled now; progress: Admin → Знания → Обходы.",
+        "",
+    ])
+
+
+def run(ports: DemoPorts) -> None:
+    import uvicorn
+
+    os.environ["CRAWL_ALLOW_PRIVATE"] = "1"
+    settings.CRAWL_ALLOW_PRIVATE = True
+    call_command("migrate", verbosity=0)
+    bot = demo_bot_ensure(ports)
+    site = demo_site_start(bot, ports)
+    worker = worker_start()
+    try:
+        demo_crawl_queue(bot)
+        print(banner(bot, ports), flush=True)
+        uvicorn.run("assistant.asgi:application", host=ports.host, port=ports.app, log_level="warning")
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        site.shutdown()
+        print("Stopped.", flush=True)

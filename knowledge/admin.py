@@ -1,0 +1,148 @@
+"""Admin for the Knowledge layer: sources with a crawl button, crawl runs with live progress
+bars, pages with the reason each was skipped, and entries with version history and rollback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+from django.urls import URLPattern, path
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+from simple_history.admin import SimpleHistoryAdmin
+
+from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from knowledge.models import CrawlRun, Entry, Page, Source
+
+
+def progress_bar(run: CrawlRun | None) -> SafeString:
+    return SafeString(render_to_string("admin/knowledge/progress.html", {"run": run}))
+
+
+@admin.register(Source)
+class SourceAdmin(BotScopedAdmin):
+    list_display = ["__str__", "bot", "kind", "url", "recrawl_hours", "last_crawled_at", "last_run"]
+    list_filter = ["kind", "bot"]
+    search_fields = ["title", "url"]
+    list_select_related = ["bot"]
+    actions = ["crawl_now"]
+
+    @admin.display(description=_("Последний обход"))
+    def last_run(self, obj: Source) -> SafeString:
+        return progress_bar(obj.runs.order_by("-started_at").first())
+
+    @admin.action(description=_("Обойти сейчас"))
+    def crawl_now(self, request: HttpRequest, queryset: QuerySet[Source]) -> None:
+        from knowledge.crawler import crawl_start
+
+        crawlable = [s for s in queryset if s.kind in (Source.Kind.SITE, Source.Kind.SITEMAP)]
+        for source in crawlable:
+            crawl_start(source=source)
+        skipped = queryset.count() - len(crawlable)
+        self.message_user(
+            request,
+            ngettext("Обход запущен для %d источника.", "Обход запущен для %d источников.", len(crawlable))
+            % len(crawlable),
+            messages.SUCCESS,
+        )
+        if skipped:
+            self.message_user(request, _("Документы и ручные записи не обходятся."), messages.WARNING)
+
+
+@admin.register(CrawlRun)
+class CrawlRunAdmin(BotScopedAdmin):
+    list_display = ["source", "status", "progress", "fetched", "unchanged", "skipped", "failed",
+                    "entries_created", "entries_updated", "entries_deactivated", "started_at"]
+    list_filter = ["status", "bot"]
+    list_select_related = ["source", "bot"]
+    readonly_fields = [f.name for f in CrawlRun._meta.fields] + ["progress"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description=_("Ход"))
+    def progress(self, obj: CrawlRun) -> SafeString:
+        return progress_bar(obj)
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.progress_json)
+        return [path("<int:run_id>/progress/", view, name="knowledge_crawlrun_progress"), *super().get_urls()]
+
+    def progress_json(self, request: HttpRequest, run_id: int) -> JsonResponse:
+        """Polled by the progress bars while a run is going."""
+        run = get_object_or_404(CrawlRun, pk=run_id)
+        if not may_access_bot(request, run.bot_id):
+            return JsonResponse({"error": "not found"}, status=404)
+        return JsonResponse({
+            "status": run.status, "status_display": run.get_status_display(), "percent": run.percent,
+            "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message,
+        })
+
+
+@admin.register(Page)
+class PageAdmin(BotScopedAdmin):
+    list_display = ["url", "title", "status", "reason", "http_status", "fetched_at", "review_needed", "active"]
+    list_filter = ["status", "review_needed", "active", "bot"]
+    search_fields = ["url", "title", "reason"]
+    list_select_related = ["bot"]
+    readonly_fields = ["content_hash", "etag", "last_modified", "fetched_at", "http_status"]
+
+
+@admin.register(Entry)
+class EntryAdmin(SimpleHistoryAdmin, BotScopedAdmin):
+    list_display = ["short_title", "kind", "url", "weight", "review_needed", "active", "embedded", "updated_at"]
+    list_filter = ["kind", "active", "review_needed", "bot"]
+    search_fields = ["title", "text", "url"]
+    list_select_related = ["bot"]
+    list_per_page = 50
+    readonly_fields = ["embedding_model", "created_at", "updated_at", "page", "key"]
+    fields = ["bot", "kind", "title", "heading_path", "text", "url", "weight", "review_needed", "active",
+              "source", "page", "key", "embedding_model", "created_at", "updated_at"]
+    actions = ["mark_reviewed", "deactivate", "activate"]
+    history_list_display = ["kind", "weight", "active"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).defer("embedding")
+
+    @admin.display(description=_("Запись"), ordering="title")
+    def short_title(self, obj: Entry) -> str:
+        return (obj.title or obj.text)[:80]
+
+    @admin.display(description=_("Вектор"), boolean=True)
+    def embedded(self, obj: Entry) -> bool:
+        return bool(obj.embedding_model)
+
+    def save_model(self, request: HttpRequest, obj: Entry, form: Any, change: bool) -> None:
+        from knowledge.services import entry_save_from_admin
+
+        entry_save_from_admin(entry=obj, changed_fields=list(form.changed_data))
+
+    @admin.action(description=_("Отметить как проверенные"))
+    def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
+        self._bulk(request, queryset, review_needed=False)
+
+    @admin.action(description=_("Отключить"))
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
+        self._bulk(request, queryset, active=False)
+
+    @admin.action(description=_("Включить"))
+    def activate(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
+        self._bulk(request, queryset, active=True)
+
+    def _bulk(self, request: HttpRequest, queryset: QuerySet[Entry], **values: bool) -> None:
+        """Row by row, so that every change lands in the version history."""
+        changed = 0
+        for entry in queryset:
+            for field, value in values.items():
+                setattr(entry, field, value)
+            entry.save(update_fields=[*values, "updated_at"])
+            changed += 1
+        self.message_user(request, _("Изменено записей: %d") % changed, messages.SUCCESS)
