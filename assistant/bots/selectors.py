@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
 from assistant.bots.models import Bot
 
 
-def bots_for_user(user: Any | AnonymousUser) -> QuerySet[Bot]:
+def bots_for_user(user: Any) -> QuerySet[Bot]:
     if not user.is_authenticated:
         return Bot.objects.none()
     if getattr(user, "is_superuser", False):
