@@ -1,0 +1,112 @@
+"""Conversations between a website visitor and a bot, and their messages.
+
+What must stay true:
+- A visitor has at most one open (not closed) conversation per bot: a partial unique constraint,
+  so two tabs saying hello at once still share one conversation.
+- A client_msg_id is unique inside its conversation: a resent message is found, never stored twice.
+- A visitor message has at most one bot reply: a second answer racing the first loses at the
+  database, so the visitor never sees two different answers to one question.
+"""
+
+from __future__ import annotations
+
+from django.core.validators import RegexValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from assistant.bots.models import Bot
+
+VISITOR_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+visitor_id_validator = RegexValidator(
+    VISITOR_ID_PATTERN, _("Идентификатор посетителя: латиница, цифры, «_», «-», «.», «:», до 64 знаков.")
+)
+
+
+def _empty_flags() -> dict[str, bool]:
+    return {}
+
+
+class Conversation(models.Model):
+    class State(models.TextChoices):
+        BOT = "bot", _("отвечает бот")
+        WAITING_OPERATOR = "waiting_operator", _("ждёт оператора")
+        OPERATOR = "operator", _("у оператора")
+        CLOSED = "closed", _("закрыт")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="conversations")
+    visitor_id = models.CharField(_("посетитель"), max_length=64, validators=[visitor_id_validator])
+    state = models.CharField(_("состояние"), max_length=20, choices=State.choices, default=State.BOT)
+    variant = models.CharField(_("вариант эксперимента"), max_length=64, blank=True)
+    outcome = models.CharField(_("итог"), max_length=64, blank=True)
+    last_ip = models.GenericIPAddressField(_("последний IP"), null=True, blank=True)
+    created_at = models.DateTimeField(_("начат"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("обновлён"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("разговор")
+        verbose_name_plural = _("разговоры")
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["bot", "visitor_id", "state"], name="conversation_bot_visitor_state")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bot", "visitor_id"], condition=~models.Q(state="closed"), name="conversation_one_open"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.visitor_id}"
+
+    @property
+    def bot_answers(self) -> bool:
+        """While an operator is asked for or present, the bot stays silent."""
+        return self.state == self.State.BOT
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        VISITOR = "visitor", _("посетитель")
+        BOT = "bot", _("бот")
+        OPERATOR = "operator", _("оператор")
+        SYSTEM = "system", _("система")
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    # Denormalised from the conversation so that every query can be scoped by bot directly.
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(_("роль"), max_length=10, choices=Role.choices)
+    text = models.TextField(_("текст"))
+    intent = models.CharField(_("намерение"), max_length=32, blank=True)
+    sources = models.JSONField(_("источники"), default=list, blank=True)
+    source_entry_id = models.BigIntegerField(_("запись-источник"), null=True, blank=True)
+    confidence = models.FloatField(_("уверенность"), null=True, blank=True)
+    links = models.JSONField(_("ссылки"), default=list, blank=True)
+    buttons = models.JSONField(_("кнопки"), default=list, blank=True)
+    rating = models.SmallIntegerField(_("оценка"), default=0, choices=[(-1, "👎"), (0, "—"), (1, "👍")])
+    client_msg_id = models.CharField(max_length=64, blank=True)
+    reply_to = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="replies"
+    )
+    flags = models.JSONField(_("отметки"), default=_empty_flags, blank=True)
+    llm_meta = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(_("время"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("сообщение")
+        verbose_name_plural = _("сообщения")
+        ordering = ["id"]
+        indexes = [models.Index(fields=["conversation", "id"], name="message_conversation_id")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "client_msg_id"], condition=~models.Q(client_msg_id=""),
+                name="message_unique_client_msg_id",
+            ),
+            models.UniqueConstraint(
+                fields=["reply_to"], condition=models.Q(role="bot"), name="message_one_bot_reply",
+            ),
+            models.CheckConstraint(condition=models.Q(rating__in=[-1, 0, 1]), name="message_rating_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:60]}"
+
+    def flag(self, name: str) -> bool:
+        return bool((self.flags or {}).get(name))
