@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "assistant.bots",
     "assistant.behavior",
     "knowledge",
+    "assistant.chat",
 ]
 
 MIDDLEWARE = [
@@ -182,3 +183,17 @@ LOGGING = {
 if os.environ.get("SPRAVKA_PRODUCTION"):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+
+# --- Chat ---
+# Widget message limits, counted in Redis and shared by every ASGI process (0 switches one off).
+CHAT_RATE_VISITOR = env_int("CHAT_RATE_VISITOR", 10)  # messages per window from one visitor of a bot
+CHAT_RATE_IP = env_int("CHAT_RATE_IP", 30)  # messages per window from one client address
+CHAT_RATE_WINDOW = env_int("CHAT_RATE_WINDOW", 60)  # seconds
+CHAT_MAX_FRAME_BYTES = env_int("CHAT_MAX_FRAME_BYTES", 16 * 1024)
+# Behind N trusted reverse proxies, the client address is read from the right of X-Forwarded-For;
+# 0 (the default) ignores the header, which any client can forge. Uvicorn's --proxy-headers also works.
+CHAT_PROXY_HOPS = env_int("CHAT_PROXY_HOPS", 0)
+# A resent message whose answer is still being made waits this long for it (seconds) ...
+CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
+# ... and the claim on making that answer expires after this long, should its worker die.
+CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
