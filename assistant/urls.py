@@ -9,5 +9,6 @@ admin.site.site_title = "Spravka"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
+    path("bots/", include("assistant.bots.urls")),
     *static(settings.STATIC_URL, document_root=settings.STATICFILES_DIRS[0]),
 ]
