@@ -1,0 +1,818 @@
+/*
+ * Spravka chat widget. One tag, no build step, no dependencies:
+ *   <script src="https://APP/static/assistant/widget.js" data-bot="PUBLIC_KEY" async></script>
+ * Optional attributes: data-lang="en" (Russian by default), data-title="Header text".
+ *
+ * What must stay true:
+ * - Everything lives in an open Shadow DOM: the shop's CSS cannot break the widget and ours
+ *   cannot leak into the shop.
+ * - Text from the server or the visitor goes in through textContent only, never innerHTML;
+ *   a link becomes <a> only when its url starts with http(s)://.
+ * - The websocket goes to the host the script came from, not the page's host: the widget
+ *   runs on the shop's origin, the server lives elsewhere.
+ * - A message gets its client_msg_id once and keeps it through reconnects, so a resend after
+ *   a lost ack is deduplicated by the server instead of being answered twice.
+ * Protocol: docs/widget-protocol.md.
+ */
+(function () {
+  "use strict";
+  if (window.SpravkaWidget) return; // the snippet pasted twice must not start two widgets
+
+  // Async scripts may run after document.currentScript is gone, hence the fallback.
+  const script = document.currentScript || document.querySelector('script[data-bot][src*="widget.js"]');
+  if (!script || !script.getAttribute("data-bot")) return;
+
+  const BOT = script.getAttribute("data-bot");
+  const LANG = script.getAttribute("data-lang") === "en" ? "en" : "ru";
+  const SRC = new URL(script.src, location.href);
+  // The app may be mounted under a path prefix: keep everything before /static/.
+  const APP_PATH = SRC.pathname.split("/static/")[0];
+  const WS_URL = (SRC.protocol === "https:" ? "wss://" : "ws://") + SRC.host + APP_PATH +
+    "/ws/chat/" + encodeURIComponent(BOT) + "/";
+  const KEY = "spravka:" + BOT + ":";
+  const ROLES = ["visitor", "bot", "operator", "system"];
+  const MAX_BACKOFF_MS = 30000;
+  const PING_EVERY_MS = 25000;
+  const PONG_WAIT_MS = 10000;
+  const TYPING_MAX_MS = 60000;
+
+  const TEXTS = {
+    ru: {
+      title: "Помощник", open: "Открыть чат", close: "Закрыть чат", input: "Ваше сообщение",
+      placeholder: "Напишите вопрос…", send: "Отправить", source: "Источник: ",
+      rate: "Оцените ответ", up: "Ответ помог", down: "Ответ не помог",
+      you: "Вы", bot: "Ассистент", operator: "Оператор", system: "Сообщение системы",
+      typing: "Ассистент печатает…", connecting: "Подключаемся…",
+      offline: "Нет связи. Переподключаемся…", sending: "отправляется…",
+      hello: "Здравствуйте! Задайте вопрос — отвечу по материалам сайта.",
+      waiting_operator: "Ждём оператора. Он ответит здесь же.", operator_on: "К разговору подключился оператор.",
+      closed: "Разговор завершён.", unread: "новое сообщение",
+      err: {
+        rate_limited: "Слишком много сообщений, подождите {n} с",
+        too_large: "Сообщение слишком длинное, сократите его.",
+        too_long: "Сообщение слишком длинное, сократите его.",
+        empty: "Сообщение пустое.",
+        closed: "Разговор завершён, новое сообщение не отправлено.",
+        not_found: "Это сообщение не найдено.",
+        unknown_bot: "Чат на этом сайте не настроен.",
+        bad_frame: "Не удалось отправить. Обновите страницу.",
+        other: "Что-то пошло не так. Попробуйте ещё раз.",
+      },
+    },
+    en: {
+      title: "Assistant", open: "Open chat", close: "Close chat", input: "Your message",
+      placeholder: "Type a question…", send: "Send", source: "Source: ",
+      rate: "Rate the answer", up: "Helpful", down: "Not helpful",
+      you: "You", bot: "Assistant", operator: "Operator", system: "System message",
+      typing: "The assistant is typing…", connecting: "Connecting…",
+      offline: "No connection. Reconnecting…", sending: "sending…",
+      hello: "Hello! Ask a question and I will answer from this site's pages.",
+      waiting_operator: "Waiting for an operator. They will reply here.", operator_on: "An operator has joined.",
+      closed: "The conversation is closed.", unread: "new message",
+      err: {
+        rate_limited: "Too many messages, please wait {n} s",
+        too_large: "The message is too long, please shorten it.",
+        too_long: "The message is too long, please shorten it.",
+        empty: "The message is empty.",
+        closed: "The conversation is closed; the message was not sent.",
+        not_found: "That message was not found.",
+        unknown_bot: "The chat is not set up on this site.",
+        bad_frame: "Could not send. Please reload the page.",
+        other: "Something went wrong. Please try again.",
+      },
+    },
+  };
+  const T = TEXTS[LANG];
+
+  const ICONS = {
+    chat: "M20 2H4a2 2 0 0 0-2 2v18l4-4h14a2 2 0 0 0 2-2V4a2 2 0 0 0-2-2zM6 9h12v2H6zm8 5H6v-2h8zm4-6H6V6h12z",
+    close: "M19 6.41 17.59 5 12 10.59 6.41 5 5 6.41 10.59 12 5 17.59 6.41 19 12 13.41 17.59 19 19 17.59 13.41 12z",
+    send: "M2.01 21 23 12 2.01 3 2 10l15 2-15 2z",
+    up: "M1 21h4V9H1v12zm22-11a2 2 0 0 0-2-2h-6.31l.95-4.57.03-.32c0-.41-.17-.79-.44-1.06L14.17 1 7.59 7.59C7.22 7.95 7 8.45 7 9v10a2 2 0 0 0 2 2h9c.83 0 1.54-.5 1.84-1.22l3.02-7.05c.09-.23.14-.47.14-.73v-2z",
+    down: "M15 3H6c-.83 0-1.54.5-1.84 1.22l-3.02 7.05c-.09.23-.14.47-.14.73v2a2 2 0 0 0 2 2h6.31l-.95 4.57-.03.32c0 .41.17.79.44 1.06L9.83 23l6.59-6.59c.36-.36.58-.86.58-1.41V5a2 2 0 0 0-2-2zm4 0v12h4V3h-4z",
+  };
+
+  const STYLES = `
+:host{all:initial}
+*{box-sizing:border-box}
+.root{font:15px/1.45 -apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#1f2933;--accent:#1a56db;--accent-dark:#1442a8}
+button{font:inherit;color:inherit;cursor:pointer}
+:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.launcher{position:fixed;right:20px;bottom:20px;z-index:2147483000;width:60px;height:60px;border:0;border-radius:50%;background:var(--accent);color:#fff;box-shadow:0 4px 14px rgba(0,0,0,.25);display:flex;align-items:center;justify-content:center}
+.launcher:hover{background:var(--accent-dark)}
+.launcher svg{width:28px;height:28px;fill:currentColor}
+.badge{position:absolute;top:2px;right:2px;width:14px;height:14px;border-radius:50%;background:#e02424;border:2px solid #fff}
+.panel{position:fixed;right:20px;bottom:92px;z-index:2147483001;width:380px;height:min(620px,calc(100vh - 112px));background:#fff;border-radius:14px;box-shadow:0 10px 40px rgba(0,0,0,.22);display:flex;flex-direction:column;overflow:hidden}
+.panel[hidden],[hidden]{display:none}
+.head{display:flex;align-items:center;gap:8px;padding:12px 8px 12px 16px;background:var(--accent);color:#fff}
+.head h2{flex:1;margin:0;font-size:16px;font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.icon{width:40px;height:40px;border:0;border-radius:8px;background:transparent;display:flex;align-items:center;justify-content:center}
+.icon svg{width:22px;height:22px;fill:currentColor}
+.head .icon{color:#fff}
+.head .icon:hover{background:rgba(255,255,255,.15)}
+.head :focus-visible{outline-color:#fff}
+.status{padding:6px 16px;font-size:13px;background:#fef3c7;color:#78350f}
+.notice{padding:8px 16px;font-size:14px;background:#fde8e8;color:#9b1c1c}
+.log{flex:1;overflow-y:auto;padding:14px;display:flex;flex-direction:column;gap:10px;background:#f6f7f9}
+.empty{margin:auto 8px;text-align:center;color:#52606d}
+.msg{display:flex;flex-direction:column;align-items:flex-start;max-width:88%}
+.msg.visitor{align-self:flex-end;align-items:flex-end}
+.msg.system{align-self:center;max-width:95%}
+.who{font-size:12px;color:#52606d;margin:0 4px 2px}
+.bubble{padding:9px 12px;border-radius:14px;background:#fff;border:1px solid #e4e7eb;white-space:pre-wrap;overflow-wrap:anywhere}
+.visitor .bubble{background:var(--accent);border-color:var(--accent);color:#fff}
+.system .bubble{background:transparent;border:0;color:#52606d;font-size:13px;text-align:center;padding:2px}
+.pending .bubble{opacity:.7}
+.draft .bubble{color:#52606d}
+.note{font-size:12px;color:#52606d;margin:2px 4px}
+.src{font-size:13px;margin:4px 4px 0;color:#52606d;overflow-wrap:anywhere}
+.src a{color:var(--accent)}
+.replies{display:flex;flex-wrap:wrap;gap:6px;margin-top:6px}
+.reply{padding:7px 12px;border:1px solid var(--accent);border-radius:18px;background:#fff;color:var(--accent);font-size:14px}
+.reply:hover:not(:disabled){background:#eef3fd}
+.reply:disabled{opacity:.55;cursor:default}
+.rate{display:flex;gap:2px;margin-top:2px}
+.rate button{width:32px;height:32px;border:0;border-radius:8px;background:transparent;color:#7b8794;display:flex;align-items:center;justify-content:center}
+.rate svg{width:16px;height:16px;fill:currentColor}
+.rate button:hover{background:#e4e7eb}
+.rate button[aria-pressed="true"]{color:var(--accent);background:#e1e9fb}
+.typing{padding:0 14px 8px;background:#f6f7f9}
+.dots{display:inline-flex;gap:4px;padding:10px 12px;background:#fff;border:1px solid #e4e7eb;border-radius:14px}
+.dots i{width:7px;height:7px;border-radius:50%;background:#9aa5b1;animation:blink 1.2s infinite}
+.dots i:nth-child(2){animation-delay:.2s}
+.dots i:nth-child(3){animation-delay:.4s}
+@keyframes blink{0%,80%,100%{opacity:.3}40%{opacity:1}}
+form{display:flex;align-items:flex-end;gap:8px;padding:10px;border-top:1px solid #e4e7eb;background:#fff}
+textarea{flex:1;min-height:42px;max-height:140px;padding:9px 12px;border:1px solid #cbd2d9;border-radius:10px;font:16px/1.4 inherit;font-family:inherit;color:inherit;resize:none;background:#fff}
+textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-color:var(--accent)}
+.send{width:42px;height:42px;border:0;border-radius:10px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center}
+.send:hover{background:var(--accent-dark)}
+.send svg{width:20px;height:20px;fill:currentColor}
+@media (max-width:480px){
+.panel{inset:0;width:100%;height:100%;border-radius:0}
+.open .launcher{display:none}
+}
+@media (prefers-reduced-motion:reduce){.dots i{animation:none}}
+`;
+
+  /* ---------- small helpers ---------- */
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text != null) node.textContent = String(text);
+    return node;
+  }
+
+  function icon(name) {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("focusable", "false");
+    const path = document.createElementNS(ns, "path");
+    path.setAttribute("d", ICONS[name]);
+    svg.appendChild(path);
+    return svg;
+  }
+
+  function button(cls, label, iconName) {
+    const node = el("button", cls);
+    node.type = "button";
+    node.setAttribute("aria-label", label);
+    if (iconName) node.appendChild(icon(iconName));
+    return node;
+  }
+
+  // localStorage can throw (private mode, blocked cookies): the chat then lives for this page only.
+  const store = {
+    get(name) {
+      try { return window.localStorage.getItem(KEY + name); } catch (e) { return null; }
+    },
+    set(name, value) {
+      try { window.localStorage.setItem(KEY + name, value); } catch (e) { /* memory only */ }
+    },
+  };
+  const session = {
+    get(name) {
+      try { return window.sessionStorage.getItem(KEY + name); } catch (e) { return null; }
+    },
+    set(name, value) {
+      try { window.sessionStorage.setItem(KEY + name, value); } catch (e) { /* memory only */ }
+    },
+  };
+
+  function randomHex(bytes) {
+    const buf = new Uint8Array(bytes);
+    window.crypto.getRandomValues(buf);
+    return Array.from(buf, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  // crypto.randomUUID exists only in secure contexts; many shops still run on plain http.
+  function uuid() {
+    if (window.crypto.randomUUID) return window.crypto.randomUUID();
+    const h = randomHex(16);
+    const variant = ((parseInt(h[16], 16) & 3) | 8).toString(16);
+    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-4" + h.slice(13, 16) + "-" + variant + h.slice(17, 20) + "-" + h.slice(20);
+  }
+
+  function visitorId() {
+    let id = store.get("visitor");
+    if (!id || !/^v_[\w-]{8,64}$/.test(id)) {
+      id = "v_" + randomHex(16);
+      store.set("visitor", id);
+    }
+    return id;
+  }
+
+  function loadPending() {
+    try {
+      const list = JSON.parse(store.get("pending") || "[]");
+      return Array.isArray(list) ? list.filter((p) => p && p.client_msg_id && typeof p.text === "string") : [];
+    } catch (e) {
+      return [];
+    }
+  }
+
+  /* ---------- state ---------- */
+
+  const state = {
+    ws: null,
+    welcomed: false, // hello answered: only then may messages go out
+    stopped: false, // a permanent refusal (unknown bot): do not reconnect
+    attempt: 0,
+    reconnectTimer: 0,
+    pingTimer: 0,
+    pongTimer: 0,
+    typingTimer: 0,
+    noticeTimer: 0,
+    lastSeen: Number(store.get("last_seen_id")) || 0,
+    seenThisPage: 0, // highest id rendered on this page; 0 = ask for the whole history
+    pending: loadPending(), // [{client_msg_id, text}] sent or waiting, not yet acknowledged
+    rendered: new Map(), // message id -> JSON it was rendered from (skip identical re-renders)
+    open: false,
+    conversation: "bot",
+  };
+
+  function savePending() {
+    store.set("pending", JSON.stringify(state.pending));
+  }
+
+  /* ---------- DOM ---------- */
+
+  const ui = {};
+
+  function build() {
+    const host = el("div");
+    host.setAttribute("data-spravka-widget", "");
+    const shadow = host.attachShadow({ mode: "open" });
+    const style = el("style", null, STYLES);
+    ui.root = el("div", "root");
+    ui.root.setAttribute("lang", LANG);
+    ui.launcher = buildLauncher();
+    ui.panel = buildPanel();
+    ui.root.append(ui.launcher, ui.panel);
+    shadow.append(style, ui.root);
+    document.body.appendChild(host);
+  }
+
+  function buildLauncher() {
+    const launcher = button("launcher", T.open, "chat");
+    launcher.setAttribute("aria-expanded", "false");
+    launcher.setAttribute("aria-controls", "spravka-panel");
+    ui.badge = el("span", "badge");
+    ui.badge.hidden = true;
+    ui.badge.appendChild(el("span", "sr", T.unread));
+    launcher.appendChild(ui.badge);
+    launcher.addEventListener("click", () => (state.open ? close() : open()));
+    return launcher;
+  }
+
+  function buildPanel() {
+    const panel = el("div", "panel");
+    panel.id = "spravka-panel";
+    panel.hidden = true;
+    panel.setAttribute("role", "dialog");
+    panel.setAttribute("aria-labelledby", "spravka-title");
+    panel.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        close();
+      }
+    });
+    ui.status = el("div", "status");
+    ui.status.setAttribute("role", "status");
+    ui.status.hidden = true;
+    ui.notice = el("div", "notice");
+    ui.notice.setAttribute("role", "alert");
+    ui.notice.hidden = true;
+    ui.log = el("div", "log");
+    ui.log.setAttribute("role", "log");
+    ui.log.setAttribute("aria-live", "polite");
+    ui.log.setAttribute("aria-label", script.getAttribute("data-title") || T.title);
+    ui.log.tabIndex = 0; // lets keyboard users scroll a long history
+    ui.empty = el("p", "empty", T.hello);
+    ui.log.appendChild(ui.empty);
+    panel.append(buildHeader(), ui.status, ui.log, buildTyping(), ui.notice, buildForm());
+    return panel;
+  }
+
+  function buildHeader() {
+    const head = el("div", "head");
+    const title = el("h2", null, script.getAttribute("data-title") || T.title);
+    title.id = "spravka-title";
+    const closeBtn = button("icon", T.close, "close");
+    closeBtn.addEventListener("click", close);
+    head.append(title, closeBtn);
+    return head;
+  }
+
+  function buildTyping() {
+    ui.typing = el("div", "typing");
+    ui.typing.hidden = true;
+    const dots = el("span", "dots");
+    dots.setAttribute("aria-hidden", "true");
+    dots.append(el("i"), el("i"), el("i"));
+    ui.typing.append(dots, el("span", "sr", T.typing));
+    return ui.typing;
+  }
+
+  function buildForm() {
+    const form = el("form");
+    ui.input = el("textarea");
+    ui.input.rows = 1;
+    ui.input.placeholder = T.placeholder;
+    ui.input.setAttribute("aria-label", T.input);
+    ui.input.addEventListener("keydown", onInputKey);
+    ui.input.addEventListener("input", autosize);
+    const send = button("send", T.send, "send");
+    send.type = "submit";
+    form.append(ui.input, send);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      submit();
+    });
+    return form;
+  }
+
+  // Enter sends, Shift+Enter is a new line; never send in the middle of an IME composition.
+  function onInputKey(e) {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  }
+
+  function autosize() {
+    ui.input.style.height = "auto";
+    ui.input.style.height = Math.min(ui.input.scrollHeight + 2, 140) + "px";
+  }
+
+  /* ---------- open / close ---------- */
+
+  function open() {
+    state.open = true;
+    session.set("open", "1");
+    ui.panel.hidden = false;
+    ui.root.classList.add("open");
+    ui.launcher.setAttribute("aria-expanded", "true");
+    ui.launcher.setAttribute("aria-label", T.close);
+    ui.badge.hidden = true;
+    connect();
+    scrollDown();
+    ui.input.focus();
+  }
+
+  function close() {
+    state.open = false;
+    session.set("open", "");
+    ui.panel.hidden = true;
+    ui.root.classList.remove("open");
+    ui.launcher.setAttribute("aria-expanded", "false");
+    ui.launcher.setAttribute("aria-label", T.open);
+    ui.launcher.focus();
+  }
+
+  /* ---------- rendering ---------- */
+
+  function renderMessage(m) {
+    const role = ROLES.indexOf(m.role) >= 0 ? m.role : "bot";
+    const item = el("div", "msg " + role);
+    if (m.id != null) item.setAttribute("data-id", String(m.id));
+    if (m.client_msg_id) item.setAttribute("data-cid", String(m.client_msg_id));
+    // Screen readers hear who spoke; sighted visitors see it from the bubble's side and colour.
+    const who = el("span", role === "operator" ? "who" : "sr", T[role === "visitor" ? "you" : role] + ":");
+    item.append(who, el("div", "bubble", m.text || ""));
+    renderLinks(item, m.links);
+    renderButtons(item, m.buttons);
+    if (role === "bot" && m.id != null) item.appendChild(renderRating(m.id, m.rating));
+    return item;
+  }
+
+  function renderLinks(item, links) {
+    if (!Array.isArray(links)) return;
+    links.forEach((link) => {
+      if (!link || typeof link.url !== "string") return;
+      const line = el("div", "src", T.source);
+      const label = String(link.title || link.url);
+      if (/^https?:\/\//i.test(link.url)) {
+        const a = el("a", null, label);
+        a.href = link.url;
+        a.target = "_blank";
+        a.rel = "noopener";
+        line.appendChild(a);
+      } else {
+        line.appendChild(document.createTextNode(label));
+      }
+      item.appendChild(line);
+    });
+  }
+
+  function renderButtons(item, buttons) {
+    if (!Array.isArray(buttons) || !buttons.length) return;
+    const row = el("div", "replies");
+    buttons.forEach((b) => {
+      if (!b || !b.id) return;
+      const node = el("button", "reply", b.label || b.id);
+      node.type = "button";
+      node.addEventListener("click", () => pressButton(row, String(b.id)));
+      row.appendChild(node);
+    });
+    item.appendChild(row);
+  }
+
+  function renderRating(id, rating) {
+    const group = el("div", "rate");
+    group.setAttribute("role", "group");
+    group.setAttribute("aria-label", T.rate);
+    [[1, "up"], [-1, "down"]].forEach(([value, name]) => {
+      const node = button("", T[name], name);
+      node.setAttribute("data-rating", String(value));
+      node.setAttribute("aria-pressed", String(rating === value));
+      node.addEventListener("click", () => rate(id, value));
+      group.appendChild(node);
+    });
+    return group;
+  }
+
+  // Keep the log in id order: a reconnect may deliver older messages after newer local ones.
+  function place(node, id) {
+    const items = ui.log.querySelectorAll(".msg");
+    for (const other of items) {
+      const otherId = other.getAttribute("data-id");
+      if (otherId == null || (id != null && Number(otherId) > id)) {
+        ui.log.insertBefore(node, other);
+        return;
+      }
+    }
+    ui.log.appendChild(node);
+  }
+
+  function existingNode(m) {
+    if (m.id != null) {
+      const byId = ui.log.querySelector('.msg[data-id="' + Number(m.id) + '"]');
+      if (byId) return byId;
+    }
+    if (!m.client_msg_id) return null;
+    for (const node of ui.log.querySelectorAll(".msg[data-cid]")) {
+      if (node.getAttribute("data-cid") === String(m.client_msg_id) && !node.hasAttribute("data-id")) return node;
+    }
+    return null;
+  }
+
+  function upsert(m) {
+    if (!m || typeof m !== "object" || m.id == null) return;
+    const id = Number(m.id);
+    const json = JSON.stringify(m);
+    const old = existingNode(m);
+    if (old && state.rendered.get(id) === json) return; // unchanged: keep focus and scroll
+    state.rendered.set(id, json);
+    const node = renderMessage(m);
+    if (old) old.replaceWith(node);
+    else place(node, id);
+    ui.empty.hidden = true;
+    seen(id);
+  }
+
+  function seen(id) {
+    state.seenThisPage = Math.max(state.seenThisPage, id);
+    if (id > state.lastSeen) {
+      state.lastSeen = id;
+      store.set("last_seen_id", String(id));
+    }
+  }
+
+  function renderPending(p) {
+    if (existingNode({ client_msg_id: p.client_msg_id })) return;
+    const node = renderMessage({ role: "visitor", text: p.text, client_msg_id: p.client_msg_id });
+    node.classList.add("pending");
+    node.appendChild(el("span", "note", T.sending));
+    ui.log.appendChild(node);
+    ui.empty.hidden = true;
+  }
+
+  function removePendingNode(cid) {
+    const node = existingNode({ client_msg_id: cid });
+    if (node) node.remove();
+  }
+
+  // Streaming: a provisional bubble, replaced by the real message when it arrives.
+  function renderDraft(cid, text) {
+    let node = ui.log.querySelector('.draft[data-draft="' + CSS.escape(String(cid)) + '"]');
+    if (!node) {
+      node = el("div", "msg bot draft");
+      node.setAttribute("data-draft", String(cid));
+      node.setAttribute("aria-hidden", "true"); // the log announces the final message once
+      node.appendChild(el("div", "bubble"));
+      ui.log.appendChild(node);
+    }
+    node.firstChild.textContent = String(text || "");
+  }
+
+  function clearDrafts() {
+    ui.log.querySelectorAll(".draft").forEach((node) => node.remove());
+  }
+
+  function showTyping(on) {
+    clearTimeout(state.typingTimer);
+    ui.typing.hidden = !on;
+    // A lost "typing off" must not leave the dots running forever.
+    if (on) state.typingTimer = setTimeout(() => showTyping(false), TYPING_MAX_MS);
+    scrollDown();
+  }
+
+  function showStatus(text) {
+    ui.status.textContent = text || "";
+    ui.status.hidden = !text;
+  }
+
+  function showNotice(text, seconds) {
+    clearTimeout(state.noticeTimer);
+    ui.notice.textContent = text;
+    ui.notice.hidden = false;
+    state.noticeTimer = setTimeout(() => { ui.notice.hidden = true; }, Math.max(seconds || 0, 6) * 1000);
+  }
+
+  function scrollDown() {
+    ui.log.scrollTop = ui.log.scrollHeight;
+  }
+
+  function setConversation(value) {
+    if (!value || value === state.conversation) return;
+    state.conversation = value;
+    if (value === "waiting_operator") showStatus(T.waiting_operator);
+    else if (value === "operator") showStatus(T.operator_on);
+    else if (value === "closed") showStatus(T.closed);
+    else showStatus("");
+  }
+
+  /* ---------- visitor actions ---------- */
+
+  function submit() {
+    const text = ui.input.value.trim();
+    if (!text) return;
+    const p = { client_msg_id: uuid(), text: text };
+    state.pending.push(p);
+    savePending();
+    renderPending(p);
+    ui.input.value = "";
+    autosize();
+    scrollDown();
+    if (state.welcomed) sendMessage(p);
+    else connect(); // the welcome handler sends everything still pending
+  }
+
+  function sendMessage(p) {
+    if (send({ type: "message", client_msg_id: p.client_msg_id, text: p.text })) showTyping(true);
+  }
+
+  function pressButton(row, id) {
+    if (!send({ type: "button", id: id })) return showNotice(T.offline);
+    row.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    ui.input.focus(); // the pressed button is now disabled and would drop focus to <body>
+    showTyping(true);
+  }
+
+  function rate(id, value) {
+    if (!send({ type: "rate", message_id: id, rating: value })) return showNotice(T.offline);
+    markRating(id, value);
+  }
+
+  function markRating(id, value) {
+    const item = ui.log.querySelector('.msg[data-id="' + Number(id) + '"]');
+    if (!item) return;
+    item.querySelectorAll(".rate button").forEach((b) => {
+      b.setAttribute("aria-pressed", String(Number(b.getAttribute("data-rating")) === value));
+    });
+  }
+
+  /* ---------- connection ---------- */
+
+  function send(frame) {
+    const ws = state.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    if (frame.type !== "hello" && !state.welcomed) return false;
+    ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  function connect() {
+    if (state.stopped || (state.ws && state.ws.readyState <= WebSocket.OPEN)) return;
+    clearTimeout(state.reconnectTimer);
+    showStatus(T.connecting);
+    let ws;
+    try {
+      ws = new WebSocket(WS_URL);
+    } catch (e) {
+      return scheduleReconnect();
+    }
+    state.ws = ws;
+    ws.onopen = () => sendHello();
+    ws.onmessage = (e) => onFrame(ws, e.data);
+    ws.onclose = () => onClose(ws);
+  }
+
+  // On a fresh page ask for the whole history (null); on a reconnect only for what we missed.
+  function sendHello() {
+    state.welcomed = false;
+    send({
+      type: "hello",
+      visitor_id: visitorId(),
+      last_seen_id: state.seenThisPage || null,
+    });
+  }
+
+  function onClose(ws) {
+    if (ws !== state.ws) return;
+    state.ws = null;
+    state.welcomed = false;
+    clearInterval(state.pingTimer);
+    clearTimeout(state.pongTimer);
+    showTyping(false);
+    clearDrafts();
+    if (!state.stopped) scheduleReconnect();
+  }
+
+  // Exponential backoff with jitter so a restarted server is not hit by every visitor at once.
+  function scheduleReconnect() {
+    clearTimeout(state.reconnectTimer);
+    const base = Math.min(MAX_BACKOFF_MS, 1000 * Math.pow(2, state.attempt));
+    state.attempt += 1;
+    showStatus(T.offline);
+    state.reconnectTimer = setTimeout(connect, base / 2 + Math.random() * base / 2);
+  }
+
+  function reconnectNow() {
+    if (state.stopped || state.ws) return;
+    state.attempt = 0;
+    connect();
+  }
+
+  // A half-open connection (laptop lid, mobile network switch) never fires onclose by itself.
+  function startPing() {
+    clearInterval(state.pingTimer);
+    state.pingTimer = setInterval(() => {
+      if (!send({ type: "ping" })) return;
+      clearTimeout(state.pongTimer);
+      state.pongTimer = setTimeout(() => state.ws && state.ws.close(), PONG_WAIT_MS);
+    }, PING_EVERY_MS);
+  }
+
+  function onFrame(ws, raw) {
+    if (ws !== state.ws) return;
+    clearTimeout(state.pongTimer); // any frame proves the connection is alive
+    let frame;
+    try {
+      frame = JSON.parse(raw);
+    } catch (e) {
+      return;
+    }
+    const handler = frame && HANDLERS[frame.type];
+    if (handler) handler(frame);
+  }
+
+  /* ---------- server frames ---------- */
+
+  const HANDLERS = {
+    welcome(f) {
+      state.welcomed = true;
+      state.attempt = 0;
+      showStatus("");
+      state.conversation = "";
+      setConversation(f.state);
+      const messages = Array.isArray(f.messages) ? f.messages : [];
+      messages.forEach(upsert);
+      resendPending(messages);
+      startPing();
+      scrollDown();
+    },
+    ack(f) {
+      dropPending(f.client_msg_id);
+      if (f.message) upsert(f.message);
+      scrollDown();
+    },
+    message(f) {
+      const m = f.message;
+      if (!m) return;
+      if (m.role !== "visitor") {
+        showTyping(false);
+        clearDrafts();
+      }
+      if (m.client_msg_id && m.role === "visitor") dropPending(m.client_msg_id);
+      upsert(m);
+      if (!state.open && m.role !== "visitor") ui.badge.hidden = false;
+      scrollDown();
+    },
+    typing(f) {
+      showTyping(Boolean(f.on));
+    },
+    delta(f) {
+      showTyping(false);
+      renderDraft(f.client_msg_id, f.text);
+      scrollDown();
+    },
+    rated(f) {
+      const m = f.message || f;
+      const id = m.message_id != null ? m.message_id : m.id;
+      if (id != null && (m.rating === 1 || m.rating === -1)) markRating(id, m.rating);
+    },
+    state(f) {
+      setConversation(f.state);
+    },
+    pong() {},
+    error: onError,
+  };
+
+  function resendPending(messages) {
+    const known = new Set(messages.map((m) => m && m.client_msg_id).filter(Boolean));
+    state.pending.slice().forEach((p) => {
+      if (known.has(p.client_msg_id)) dropPending(p.client_msg_id);
+      else {
+        renderPending(p);
+        sendMessage(p);
+      }
+    });
+  }
+
+  function dropPending(cid) {
+    if (!cid) return;
+    state.pending = state.pending.filter((p) => p.client_msg_id !== cid);
+    savePending();
+  }
+
+  function errorText(f) {
+    const known = T.err[f.code];
+    if (f.code === "rate_limited") return known.replace("{n}", String(Math.ceil(Number(f.retry_after) || 1)));
+    if (known) return known;
+    return LANG === "ru" && f.message ? String(f.message) : T.err.other;
+  }
+
+  // A refused message goes back into the input, so the visitor can edit it or send it later.
+  function refuseMessage(cid) {
+    const p = state.pending.find((x) => x.client_msg_id === cid) || state.pending[state.pending.length - 1];
+    if (!p) return;
+    dropPending(p.client_msg_id);
+    removePendingNode(p.client_msg_id);
+    if (!ui.input.value) {
+      ui.input.value = p.text;
+      autosize();
+    }
+  }
+
+  function onError(f) {
+    showTyping(false);
+    if (f.code === "hello_required") return sendHello();
+    if (f.code === "unknown_bot") {
+      state.stopped = true; // a wrong key will not fix itself: do not hammer the server
+      showStatus(errorText(f));
+      return;
+    }
+    if (["rate_limited", "too_large", "too_long", "empty", "closed"].indexOf(f.code) >= 0) {
+      refuseMessage(f.client_msg_id);
+    }
+    showNotice(errorText(f), f.retry_after);
+  }
+
+  /* ---------- start ---------- */
+
+  function start() {
+    build();
+    window.addEventListener("online", reconnectNow);
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible" && (state.open || state.lastSeen)) reconnectNow();
+    });
+    // Reopen the panel after the visitor moved to another page of the shop mid-conversation;
+    // a returning visitor connects quietly so an operator's reply can light the badge.
+    if (session.get("open") === "1") open();
+    else if (state.lastSeen || state.pending.length) connect();
+  }
+
+  // Guarded: a page may call these before the DOM (and so the widget) exists.
+  window.SpravkaWidget = {
+    open: () => ui.root && open(),
+    close: () => ui.root && close(),
+  };
+  if (document.body) start();
+  else document.addEventListener("DOMContentLoaded", start);
+})();
