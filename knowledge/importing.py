@@ -1,0 +1,486 @@
+"""Imports: documents, question/answer pairs and passage files become entries.
+
+Every import reads and validates the whole input before it writes anything, then writes in one
+transaction: a bad file or a bad row leaves the knowledge base exactly as it was. Re-importing
+the same input updates rows by their stable key and never creates twins. Embeddings are not
+computed here; the caller runs `embed_pending` (commands do it synchronously, uploads in Celery).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import transaction
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
+
+from assistant.bots.models import Bot
+from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
+from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
+from knowledge.models import CrawlRun, Entry, Source
+from knowledge.services import (
+    DEFAULT_WEIGHT,
+    EntryDraft,
+    Outcome,
+    content_hash,
+    entries_deactivate,
+    entry_upsert,
+)
+
+T = TypeVar("T")
+
+QA_SOURCE_TITLE = "Вопросы и ответы"
+QA_DEFAULT_WEIGHT = 0.8
+QUESTION_MAX = 1000
+ANSWER_MAX = 5000
+KEY_MAX = 500
+
+
+@dataclass
+class ImportResult:
+    """What one import did, in the same words the command and the admin print."""
+
+    source: Source
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deactivated: int = 0
+
+    def count(self, outcome: Outcome) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+    @property
+    def total(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+    def summary(self) -> str:
+        return (
+            f"создано {self.created}, обновлено {self.updated}, "
+            f"без изменений {self.unchanged}, отключено {self.deactivated}"
+        )
+
+
+# --- documents --------------------------------------------------------------------------------
+
+
+def document_import(*, bot: Bot, filename: str, data: bytes, url: str = "") -> ImportResult:
+    """Store a document as chunks of one `Source(kind=document, title=<file name>)`.
+
+    Links: a document usually has no address a visitor could open, so a chunk's `url` stays
+    empty and the answer chain labels the source with `title` (the file name) and `heading_path`
+    («Условия доставки.pdf › стр. 2»). When the owner says where the file is published (`url`),
+    chunks link there, with the section anchor (#page=2 for PDF, the heading slug for Markdown).
+
+    Chunk keys are «file › heading path #ordinal», so a changed file updates the sections that
+    changed in place, and chunks whose section is gone are switched off (kept, restorable).
+    """
+    name = document_name(filename)
+    link = _checked_url(url, what=f"Адрес документа «{name}»")
+    drafts = [_chunk_draft(name, chunk, link) for chunk in extract_chunks(filename=name, data=data)]
+    with transaction.atomic():
+        _lock_bot(bot)
+        source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.DOCUMENT, title=name[:300])
+        if link and source.url != link:
+            source.url = link
+            source.save(update_fields=["url"])
+        result = _replace_entries(bot=bot, source=source, drafts=drafts)
+        _record_run(result, message=f"Документ «{name}»")
+    return result
+
+
+def _chunk_draft(filename: str, chunk: Chunk, url: str) -> EntryDraft:
+    path = " › ".join(chunk.heading_path)
+    key = f"{filename} › {path} #{chunk.ordinal}" if path else f"{filename} #{chunk.ordinal}"
+    if len(key) > KEY_MAX:
+        # Keep the key unique when a long file name or heading path has to be shortened.
+        key = f"{key[: KEY_MAX - 60]}…{_digest(key)[:40]} #{chunk.ordinal}"
+    link = f"{url}#{chunk.anchor}" if url and chunk.anchor else url
+    return EntryDraft(key=key, title=filename, text=chunk.text, url=link, heading_path=path)
+
+
+def _replace_entries(*, bot: Bot, source: Source, drafts: list[EntryDraft]) -> ImportResult:
+    """The drafts become the source's whole content: upsert each, switch off the rest."""
+    result = ImportResult(source=source)
+    for draft in drafts:
+        _entry, outcome = entry_upsert(bot=bot, source=source, draft=draft)
+        result.count(outcome)
+    keep = {draft.key for draft in drafts}
+    stale = Entry.objects.filter(bot=bot, source=source, active=True).exclude(key__in=keep)
+    result.deactivated = entries_deactivate(entries=stale)
+    return result
+
+
+# --- question / answer pairs ------------------------------------------------------------------
+
+
+def qa_add(*, bot: Bot, question: str, answer: str, weight: float = QA_DEFAULT_WEIGHT, url: str = "") -> Entry:
+    """Add or update (by question) one pair the owner typed. The same question asked with other
+    case, punctuation or «ё» updates the existing pair instead of competing with it."""
+    question, answer, url = question.strip(), answer.strip(), url.strip()
+    problems = qa_problems(question=question, answer=answer, weight=weight, url=url)
+    if problems:
+        raise QAInvalid(problems)
+    with transaction.atomic():
+        _lock_bot(bot)
+        entry, _outcome = entry_upsert(
+            bot=bot, source=_qa_source(bot), draft=_qa_draft(question, answer, weight, url)
+        )
+    return entry
+
+
+def qa_import_csv(*, bot: Bot, data: bytes, filename: str = "CSV") -> ImportResult:
+    """Import a CSV of pairs (see `knowledge.qa_csv` for the accepted shapes). All rows are
+    checked first; one bad row and nothing is imported, with every bad row listed. Pairs not in
+    the file are left alone: a CSV adds and updates, it does not replace hand-typed pairs."""
+    name = document_name(filename)
+    rows = _qa_rows(filename=name, data=data)
+    problems = [f"строка {row.line}: {reason}" for row in rows for reason in row.problems]
+    if problems:
+        raise RowsInvalid(f"Файл «{name}»", problems)
+    with transaction.atomic():
+        _lock_bot(bot)
+        result = ImportResult(source=_qa_source(bot))
+        for row in rows:
+            draft = _qa_draft(row.question, row.answer, row.weight, row.url)
+            _entry, outcome = entry_upsert(bot=bot, source=result.source, draft=draft)
+            result.count(outcome)
+        _record_run(result, message=f"Вопросы и ответы из «{name}»")
+    return result
+
+
+def qa_problems(*, question: str, answer: str, weight: float, url: str) -> list[str]:
+    """Why a pair cannot be stored, in words for the owner; empty when it can."""
+    problems = []
+    if not question:
+        problems.append("пустой вопрос")
+    elif not question_key(question):
+        problems.append("в вопросе нет ни одного слова")
+    elif len(question) > QUESTION_MAX:
+        problems.append(f"вопрос длиннее {QUESTION_MAX} символов")
+    if not answer:
+        problems.append("пустой ответ")
+    elif len(answer) > ANSWER_MAX:
+        problems.append(f"ответ длиннее {ANSWER_MAX} символов (сейчас {len(answer)})")
+    if not 0.0 <= weight <= 1.0:
+        problems.append("вес должен быть от 0 до 1")
+    if url and not _url_ok(url):
+        problems.append("ссылка должна быть полным адресом: https://…")
+    return problems
+
+
+def question_key(question: str) -> str:
+    """The identity of a question: case, «ё», punctuation and spacing do not make a new one."""
+    words = re.findall(r"\w+", question.casefold().replace("ё", "е"))
+    key = " ".join(words)
+    return key if len(key) <= KEY_MAX else f"{key[: KEY_MAX - 41]}~{_digest(key)[:40]}"
+
+
+def _qa_draft(question: str, answer: str, weight: float, url: str) -> EntryDraft:
+    return EntryDraft(
+        key=question_key(question), title=question, text=answer, url=url, kind=Entry.Kind.QA, weight=weight
+    )
+
+
+def _qa_source(bot: Bot) -> Source:
+    source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.MANUAL, title=QA_SOURCE_TITLE)
+    return source
+
+
+# --- passages (JSON Lines) --------------------------------------------------------------------
+
+
+def passages_load(*, bot: Bot, filename: str, data: bytes) -> ImportResult:
+    """Load `{"id", "title", "text", "url"}` lines as chunks of a `Source(kind=manual)` named
+    after the file. Built for 100k lines: validated in memory, written with bulk queries in
+    batches (history included). The file is the source's whole content: ids no longer in it are
+    switched off."""
+    name = document_name(filename)
+    drafts = _passage_drafts(filename=name, data=data)
+    with transaction.atomic():
+        _lock_bot(bot)
+        source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.MANUAL, title=name[:300])
+        result = _bulk_replace(bot=bot, source=source, drafts=drafts)
+        _record_run(result, message=f"Фрагменты из «{name}»")
+    return result
+
+
+# --- reading a Q/A CSV -----------------------------------------------------------------------
+
+_QA_COLUMNS = {
+    "question": "question", "вопрос": "question", "answer": "answer", "ответ": "answer",
+    "weight": "weight", "вес": "weight", "url": "url", "ссылка": "url", "link": "url",
+}
+_QA_HEADER_HINT = "первая строка — заголовок «вопрос;ответ;вес;ссылка» или «question,answer,weight,url»"
+
+
+@dataclass
+class QARow:
+    line: int
+    question: str = ""
+    answer: str = ""
+    weight: float = QA_DEFAULT_WEIGHT
+    url: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def _qa_rows(*, filename: str, data: bytes) -> list[QARow]:
+    """Rows with their first line number (a quoted answer may span lines) and what is wrong with
+    each. Excel in Russia saves «;»-separated cp1251, «CSV UTF-8» adds a BOM: all are accepted."""
+    text = decode_text(filename, data)
+    if not text.strip():
+        raise DocumentEmpty(filename)
+    delimiter, columns = _qa_header(filename, text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    next(reader)
+    rows, line = [], reader.line_num + 1
+    for cells in reader:
+        if any(cell.strip() for cell in cells):
+            rows.append(_qa_row(line, cells, columns, delimiter))
+        line = reader.line_num + 1
+    if not rows:
+        raise RowsInvalid(f"Файл «{filename}»", ["в файле только заголовок, нет ни одной пары"])
+    _mark_repeated_questions(rows)
+    return rows
+
+
+def _qa_header(filename: str, text: str) -> tuple[str, list[str]]:
+    first_line = text.lstrip("\r\n").splitlines()[0]
+    for delimiter in (";", ",", "\t"):
+        names = [name.strip().lower() for name in next(csv.reader([first_line], delimiter=delimiter))]
+        columns = [_QA_COLUMNS.get(name, "") for name in names]
+        if "question" in columns and "answer" in columns:
+            unknown = [name for name, column in zip(names, columns, strict=True) if not column and name]
+            if unknown:
+                problem = f"строка 1: неизвестный столбец «{unknown[0]}» ({_QA_HEADER_HINT})"
+                raise RowsInvalid(f"Файл «{filename}»", [problem])
+            return delimiter, columns
+    raise RowsInvalid(f"Файл «{filename}»", [f"строка 1: нет столбцов «вопрос» и «ответ» ({_QA_HEADER_HINT})"])
+
+
+def _qa_row(line: int, cells: list[str], columns: list[str], delimiter: str) -> QARow:
+    values = {column: cell.strip() for column, cell in zip(columns, cells, strict=False) if column}
+    row = QARow(line=line, question=values.get("question", ""), answer=values.get("answer", ""),
+                url=values.get("url", ""))
+    if any(cell.strip() for cell in cells[len(columns) :]):
+        row.problems.append(
+            f"лишние ячейки ({len(cells)} вместо {len(columns)}) — если в тексте есть «{delimiter}», "
+            "возьмите его в кавычки"
+        )
+    raw_weight = values.get("weight", "").replace(",", ".")
+    if raw_weight:
+        try:
+            row.weight = float(raw_weight)
+        except ValueError:
+            row.weight = math.nan
+        if not math.isfinite(row.weight):
+            row.problems.append(f"вес «{values['weight']}» — не число")
+            row.weight = QA_DEFAULT_WEIGHT
+    row.problems += qa_problems(question=row.question, answer=row.answer, weight=row.weight, url=row.url)
+    return row
+
+
+def _mark_repeated_questions(rows: list[QARow]) -> None:
+    """Two rows with one question would silently overwrite each other: make the owner choose."""
+    first_line: dict[str, int] = {}
+    for row in rows:
+        key = question_key(row.question)
+        if key and key in first_line:
+            row.problems.append(f"вопрос повторяет строку {first_line[key]}")
+        first_line.setdefault(key, row.line)
+
+
+# --- reading and writing passages in bulk -----------------------------------------------------
+
+BATCH = 1000
+_PASSAGE_FIELDS = ("id", "title", "text", "url")
+
+
+def _passage_drafts(*, filename: str, data: bytes) -> list[EntryDraft]:
+    """Every line checked before anything is written; ids must be unique within the file."""
+    drafts: list[EntryDraft] = []
+    problems: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        draft = _passage_draft(raw, first=number == 1)
+        if isinstance(draft, str):
+            problems.append(f"строка {number}: {draft}")
+        elif draft.key in first_line:
+            problems.append(f"строка {number}: id «{draft.key}» уже был в строке {first_line[draft.key]}")
+        else:
+            first_line[draft.key] = number
+            drafts.append(draft)
+    if problems:
+        raise RowsInvalid(f"Файл «{filename}»", problems)
+    if not drafts:
+        raise DocumentEmpty(filename)
+    return drafts
+
+
+def _passage_draft(raw: bytes, *, first: bool) -> EntryDraft | str:
+    """A draft, or the reason the line is bad."""
+    try:
+        item: Any = json.loads(raw.decode("utf-8-sig" if first else "utf-8"))
+    except UnicodeDecodeError:
+        return "текст не в кодировке UTF-8"
+    except json.JSONDecodeError as exc:
+        return f"неверный JSON (символ {exc.colno})"
+    if not isinstance(item, dict):
+        return 'ожидается объект {"id", "title", "text", "url"}'
+    for name in ("id", "text"):
+        if name not in item:
+            return f"нет поля «{name}»"
+    if not isinstance(item["id"], str | int) or isinstance(item["id"], bool):
+        return "поле «id» должно быть строкой или числом"
+    wrong = [name for name in _PASSAGE_FIELDS[1:] if not isinstance(item.get(name, ""), str)]
+    if wrong:
+        return f"поле «{wrong[0]}» должно быть строкой"
+    key, text = str(item["id"]).strip(), item["text"].replace("\x00", " ").strip()
+    if not key or not text:
+        return f"пустое поле «{'id' if not key else 'text'}»"
+    if len(key) > KEY_MAX:
+        return f"id длиннее {KEY_MAX} символов"
+    return EntryDraft(key=key, title=item.get("title", "").strip(), text=text, url=item.get("url", "").strip())
+
+
+def _bulk_replace(*, bot: Bot, source: Source, drafts: list[EntryDraft]) -> ImportResult:
+    """`_replace_entries` for 100k rows: one query reads what exists, new rows are inserted and
+    changed rows updated in batches of BATCH, each with its history rows (simple_history's bulk
+    helpers; plain bulk_create would leave entries without a first version to roll back to)."""
+    result = ImportResult(source=source)
+    existing = {
+        key: (pk, digest, active)
+        for key, pk, digest, active in Entry.objects.filter(bot=bot, source=source).values_list(
+            "key", "pk", "content_hash", "active"
+        )
+    }
+    new: list[Entry] = []
+    changed: dict[int, EntryDraft] = {}
+    for draft in drafts:
+        known = existing.get(draft.key)
+        if known is None:
+            new.append(_new_entry(bot, source, draft))
+        elif known[1] == _draft_hash(draft) and known[2]:
+            result.unchanged += 1
+        else:
+            changed[known[0]] = draft
+    for batch in _batches(new):
+        bulk_create_with_history(batch, Entry, batch_size=BATCH)
+    _bulk_update(changed)
+    keep = {draft.key for draft in drafts}
+    stale = [pk for key, (pk, _digest, active) in existing.items() if active and key not in keep]
+    _bulk_deactivate(stale)
+    result.created, result.updated, result.deactivated = len(new), len(changed), len(stale)
+    return result
+
+
+def _draft_hash(draft: EntryDraft) -> str:
+    """The same digest `entry_upsert` stores, so either writer recognises the other's rows."""
+    weight = DEFAULT_WEIGHT[Entry.Kind(draft.kind)] if draft.weight is None else draft.weight
+    return content_hash(draft.kind, draft.title, draft.heading_path, draft.text, draft.url, weight)
+
+
+def _new_entry(bot: Bot, source: Source, draft: EntryDraft) -> Entry:
+    return Entry(
+        bot=bot, source=source, key=draft.key, kind=draft.kind, title=draft.title[:1000],
+        heading_path=draft.heading_path[:1000], text=draft.text, url=draft.url[:2000],
+        weight=DEFAULT_WEIGHT[Entry.Kind(draft.kind)], content_hash=_draft_hash(draft),
+    )
+
+
+def _bulk_update(changed: dict[int, EntryDraft]) -> None:
+    """New text drops the stale vector; a row that was only switched off keeps it."""
+    now = timezone.now()
+    fields = ["title", "heading_path", "text", "url", "content_hash", "active", "embedding",
+              "embedding_model", "updated_at"]
+    for pks in _batches(list(changed)):
+        entries = list(Entry.objects.filter(pk__in=pks).defer("search_vector"))
+        for entry in entries:
+            draft = changed[entry.pk]
+            digest = _draft_hash(draft)
+            if digest != entry.content_hash:
+                entry.embedding, entry.embedding_model = None, ""
+            entry.title, entry.heading_path = draft.title[:1000], draft.heading_path[:1000]
+            entry.text, entry.url, entry.content_hash = draft.text, draft.url[:2000], digest
+            entry.active, entry.updated_at = True, now
+        bulk_update_with_history(entries, Entry, fields, batch_size=BATCH)
+
+
+def _bulk_deactivate(pks: list[int]) -> None:
+    now = timezone.now()
+    for batch in _batches(pks):
+        entries = list(Entry.objects.filter(pk__in=batch).defer("search_vector", "embedding"))
+        for entry in entries:
+            entry.active, entry.updated_at = False, now
+        bulk_update_with_history(entries, Entry, ["active", "updated_at"], batch_size=BATCH)
+
+
+def _batches(items: list[T]) -> list[list[T]]:
+    return [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
+
+
+# --- shared -----------------------------------------------------------------------------------
+
+
+def file_read(path: Path, *, limit: int | None = None) -> bytes:
+    """Read a file for a command, refusing an oversized one before it is loaded into memory."""
+    try:
+        size = path.stat().st_size
+        if limit is not None and size > limit:
+            raise DocumentTooLarge(path.name, size, limit)
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise KnowledgeError(f"Файл «{path}» не найден. Проверьте путь.") from exc
+    except IsADirectoryError as exc:
+        raise KnowledgeError(f"«{path}» — это папка, а нужен файл.") from exc
+    except PermissionError as exc:
+        raise KnowledgeError(f"Нет прав на чтение файла «{path}».") from exc
+
+
+def _lock_bot(bot: Bot) -> None:
+    """Serialise imports into one bot: two uploads of the same file at once would otherwise both
+    create its Source. Must be called inside the import's transaction."""
+    Bot.objects.select_for_update().filter(pk=bot.pk).exists()
+
+
+def _record_run(result: ImportResult, *, message: str) -> None:
+    """A finished run row, so the sources page shows imports beside crawls."""
+    now = timezone.now()
+    CrawlRun.objects.create(
+        bot_id=result.source.bot_id, source=result.source, status=CrawlRun.Status.DONE, pages_total=1,
+        pages_done=1, fetched=1, entries_created=result.created, entries_updated=result.updated,
+        entries_deactivated=result.deactivated, unchanged=result.unchanged, message=message, finished_at=now,
+    )
+    result.source.last_crawled_at = now
+    result.source.save(update_fields=["last_crawled_at"])
+
+
+def _checked_url(url: str, *, what: str) -> str:
+    url = url.strip()
+    if url and not _url_ok(url):
+        raise KnowledgeError(f"{what} должен быть полным адресом, например https://shop.example/files/")
+    return url
+
+
+def _url_ok(url: str) -> bool:
+    try:
+        URLValidator(schemes=["http", "https"])(url)
+    except ValidationError:
+        return False
+    return len(url) <= 2000
+
+
+def _digest(text: str) -> str:
+    from knowledge.services import content_hash
+
+    return content_hash(text)

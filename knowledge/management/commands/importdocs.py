@@ -1,0 +1,92 @@
+"""`manage.py importdocs SLUG FILE...`: PDF, DOCX, TXT and Markdown files into a bot's knowledge.
+
+Each file is imported on its own: a bad file prints why and the others still go in; the exit
+code is non-zero when any file failed. Then the embedding pass runs here, synchronously.
+This module also holds the helpers the other import commands share.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from assistant.bots.exceptions import BotNotFound
+from assistant.bots.models import Bot
+from assistant.bots.selectors import bot_by_slug
+from knowledge.exceptions import KnowledgeError
+from knowledge.importing import ImportResult, document_import, file_read
+from knowledge.indexing import embed_pending
+
+
+def bot_for_command(slug: str) -> Bot:
+    try:
+        return bot_by_slug(slug)
+    except BotNotFound as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def add_embedding_flag(parser: CommandParser) -> None:
+    parser.add_argument(
+        "--no-embed", action="store_true",
+        help="не считать векторы сейчас (их посчитает следующий проход векторизации)",
+    )
+
+
+def embed_now(command: BaseCommand, bot: Bot, *, skip: bool) -> None:
+    """The embedding pass for everything the import left without a vector, with a progress bar
+    on a terminal and nothing but the final count in logs."""
+    if skip:
+        command.stdout.write("Векторизация пропущена (--no-embed).")
+        return
+    bar = tqdm(total=0, desc="Векторы", unit="зап", file=sys.stderr, disable=not command.stdout.isatty(),
+               leave=False)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        done = embed_pending(bot_id=bot.pk, batch_size=settings.EMBEDDING_BATCH, progress=progress)
+    finally:
+        bar.close()
+    command.stdout.write(f"Векторизовано записей: {done}")
+
+
+def result_line(label: str, result: ImportResult) -> str:
+    return f"{label}: {result.summary()}"
+
+
+class Command(BaseCommand):
+    help = "Импортировать документы (PDF, DOCX, TXT, Markdown) в знания бота: importdocs SLUG FILE..."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+        parser.add_argument("--url", default="", help="где документ опубликован (только для одного файла)")
+        add_embedding_flag(parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        bot = bot_for_command(options["slug"])
+        files: list[Path] = options["files"]
+        if options["url"] and len(files) > 1:
+            raise CommandError("--url можно указать только для одного файла.")
+        failed = [path for path in files if not self._import(bot, path, options["url"])]
+        embed_now(self, bot, skip=options["no_embed"] or len(failed) == len(files))
+        if failed:
+            raise CommandError(f"Не импортировано файлов: {len(failed)} из {len(files)}.")
+
+    def _import(self, bot: Bot, path: Path, url: str) -> bool:
+        try:
+            data = file_read(path, limit=settings.UPLOAD_MAX_BYTES)
+            result = document_import(bot=bot, filename=path.name, data=data, url=url)
+        except KnowledgeError as exc:
+            self.stderr.write(f"{path}: {exc.message}")
+            return False
+        self.stdout.write(result_line(str(path), result))
+        return True
