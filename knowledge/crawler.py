@@ -1,0 +1,333 @@
+"""Crawling a site into the knowledge base: robots.txt, sitemaps, the home page and in-site links.
+
+Order of events that must stay true:
+- every network request goes through one SafeClient (SSRF rules, limits) and one Throttle (at most
+  CRAWL_CONCURRENCY requests at a time, starts spaced by CRAWL_DELAY or the robots Crawl-delay);
+- worker threads only fetch; the ORM is used from the calling thread alone, and each page is
+  stored in its own transaction, so a crawl that dies halfway keeps every page it finished;
+- a page is deactivated, never deleted: on 404/410, or when a complete crawl no longer reaches it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from knowledge import pages
+from knowledge.discovery import Robots, robots_fetch, sitemap_collect
+from knowledge.extract import looks_like_file, normalize_url, site_key
+from knowledge.http import FetchError, FetchTimeout, Resolver, Response, SafeClient, Unreachable, redirect_target
+from knowledge.indexing import embed_pending, entries_needing_embedding
+from knowledge.models import CrawlRun, Page, Source
+
+log = logging.getLogger("spravka.crawler")
+
+Progress = Callable[[CrawlRun], None]
+MAX_URL = 2000  # Page.url
+ACTIVE_STATUSES = (CrawlRun.Status.QUEUED, CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
+
+
+class CrawlAborted(Exception):
+    """The crawl cannot go on at all (bad address, site unreachable, robots.txt forbids it)."""
+
+
+class Throttle:
+    """Spaces the starts of requests to one host; the pool size caps how many run at once."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.delay
+        if start > now:
+            time.sleep(start - now)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str
+    response: Response | None = None
+    error: FetchError | None = None
+
+
+class Crawl:
+    """One pass over a source. Counters live on the run; reasons are tallied for the summary."""
+
+    def __init__(self, run: CrawlRun, client: SafeClient, limit: int, progress: Progress | None) -> None:
+        self.run, self.client, self.limit, self.progress = run, client, limit, progress
+        self.source: Source = run.source
+        self.reasons: Counter[tuple[str, str]] = Counter()
+        self.known = {page.url: page for page in Page.objects.filter(bot_id=run.bot_id)}
+        self.frontier: deque[str] = deque()
+        self.seen: set[str] = set()
+        self.visited: set[str] = set()
+        self.requests = 0
+        self.links_complete = True  # False once a page's links stay unknown (304, error)
+        self.truncated = False
+        self.unreachable: list[str] = []
+        self.robots = Robots()
+        self.throttle = Throttle(settings.CRAWL_DELAY)
+        self.site = ""
+
+    # --- setup -----------------------------------------------------------------------------
+    def start_url(self) -> str:
+        raw = self.source.url or self.run.bot.site_url
+        url = normalize_url(raw) if raw else None
+        if not url:
+            raise CrawlAborted(f"Неправильный адрес сайта: «{raw}». Нужен адрес вида https://shop.ru/")
+        return url
+
+    def discover(self) -> None:
+        start = self.start_url()
+        self.site = site_key(start)
+        origin = start.split("/", 3)[:3]
+        try:
+            self.robots = robots_fetch(self.client, "/".join(origin))
+        except FetchError as exc:
+            raise CrawlAborted(f"Сайт недоступен: {exc.reason}") from exc
+        if not self.robots.allows("/".join(origin) + "/"):
+            raise CrawlAborted(self.robots.blocked or "robots.txt запрещает обход всего сайта (Disallow: /)")
+        self.throttle.delay = max(settings.CRAWL_DELAY, self.robots.crawl_delay())
+        self.enqueue(self.seed_urls(start, "/".join(origin)))
+
+    def seed_urls(self, start: str, origin: str) -> list[str]:
+        is_sitemap = self.source.kind == Source.Kind.SITEMAP
+        guessed = not is_sitemap and not self.robots.sitemaps()
+        sitemap_urls = [start] if is_sitemap else (self.robots.sitemaps() or [f"{origin}/sitemap.xml"])
+        found = sitemap_collect(self.client, sitemap_urls, accept=self.in_site, limit=self.limit)
+        if is_sitemap and not found.urls:
+            details = "; ".join(found.problems) or "в нём нет ни одного адреса этого сайта"
+            raise CrawlAborted(f"В sitemap нет страниц для обхода: {details}")
+        if found.problems and not guessed:
+            self.links_complete = False  # a listed sitemap could not be read: its pages are unknown
+        return found.urls if is_sitemap else [start, *found.urls]
+
+    def in_site(self, url: str) -> bool:
+        normalized = normalize_url(url)
+        return normalized is not None and site_key(normalized) == self.site
+
+    def enqueue(self, urls: list[str]) -> None:
+        for url in urls:
+            normalized = normalize_url(url)
+            if not normalized or normalized in self.seen or len(normalized) > MAX_URL or looks_like_file(normalized):
+                continue
+            if site_key(normalized) == self.site:
+                self.seen.add(normalized)
+                self.frontier.append(normalized)
+
+    # --- the loop --------------------------------------------------------------------------
+    def execute(self) -> None:
+        self.discover()
+        self.drain()
+        if not self.truncated:
+            self.revisit_or_retire()
+        self.run.pages_total = self.run.pages_done
+        self.run.save(update_fields=pages.RUN_COUNTERS)
+        if not self.run.fetched and not self.run.unchanged and self.unreachable:
+            raise CrawlAborted(f"Сайт недоступен: {self.unreachable[0]}")
+
+    def drain(self) -> None:
+        pool = ThreadPoolExecutor(max_workers=max(1, settings.CRAWL_CONCURRENCY), thread_name_prefix="crawl")
+        pending: dict[Future[Fetched], str] = {}
+        try:
+            while self.frontier or pending:
+                self.submit_ready(pool, pending)
+                if not pending:
+                    break
+                done, _rest = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pending.pop(future)
+                    self.handle(future.result())
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit_ready(self, pool: ThreadPoolExecutor, pending: dict[Future[Fetched], str]) -> None:
+        while self.frontier and len(pending) < max(1, settings.CRAWL_CONCURRENCY):
+            if self.requests >= self.limit:
+                self.truncated = True
+                self.frontier.clear()
+                return
+            url = self.frontier.popleft()
+            if not self.robots.allows(url):
+                self.record(url, pages.robots_denied(page=self.known.get(url), source=self.source, url=url))
+                continue
+            self.requests += 1
+            headers = pages.conditional_headers(self.known.get(url), source=self.source)
+            pending[pool.submit(self.fetch, url, headers)] = url
+        self.update_total(len(pending))
+
+    def fetch(self, url: str, headers: dict[str, str]) -> Fetched:
+        """Runs in a worker thread: network only, no ORM."""
+        self.throttle.wait()
+        try:
+            response = self.client.get(url, headers=headers, check_headers=pages.only_html, follow=self.in_site)
+            return Fetched(url, response=response)
+        except FetchError as exc:
+            return Fetched(url, error=exc)
+
+    def handle(self, fetched: Fetched) -> None:
+        url, page = fetched.url, self.known.get(fetched.url)
+        if fetched.error is not None:
+            self.note_error(fetched.error)
+            self.record(url, pages.fetch_failed(page=page, source=self.source, url=url, error=fetched.error))
+            return
+        response = fetched.response
+        assert response is not None
+        offsite = redirect_target(response)  # only redirects off the site are left unfollowed
+        if offsite is not None:
+            self.record(url, pages.redirected(page=page, source=self.source, url=url, target=offsite,
+                                              same_site=False))
+            return
+        final = normalize_url(response.url) or url
+        if final != url:
+            self.record(url, pages.redirected(page=page, source=self.source, url=url, target=final,
+                                              same_site=True))
+            if final in self.visited:
+                return
+            url, page = final, self.known.get(final)
+            self.seen.add(final)
+        outcome = pages.page_store(page=page, source=self.source, url=url, response=response)
+        if outcome.links is None:
+            self.links_complete = False
+        elif self.source.kind == Source.Kind.SITE:
+            self.enqueue(outcome.links)
+        self.record(url, outcome)
+
+    def note_error(self, error: FetchError) -> None:
+        self.links_complete = False
+        if isinstance(error, (Unreachable, FetchTimeout)):
+            self.unreachable.append(error.reason)
+
+    def record(self, url: str, outcome: pages.PageOutcome) -> None:
+        """Count one finished URL on the run, save the counters, report progress."""
+        self.visited.add(url)
+        if outcome.page is not None:
+            self.known[url] = outcome.page
+        run = self.run
+        run.entries_created += outcome.counts.get("created", 0)
+        run.entries_updated += outcome.counts.get("updated", 0)
+        run.entries_deactivated += outcome.counts.get("deactivated", 0)
+        if outcome.kind:
+            setattr(run, outcome.kind, getattr(run, outcome.kind) + 1)
+            run.pages_done += 1
+            if outcome.reason:
+                self.reasons[(outcome.kind, outcome.reason)] += 1
+        self.update_total(0)
+        run.save(update_fields=pages.RUN_COUNTERS)
+        if self.progress:
+            self.progress(run)
+
+    def update_total(self, in_flight: int) -> None:
+        ahead = min(len(self.frontier), max(self.limit - self.requests, 0))
+        self.run.pages_total = max(self.run.pages_total, self.run.pages_done + in_flight + ahead)
+
+    # --- pages no longer reached -----------------------------------------------------------
+    def revisit_or_retire(self) -> None:
+        """Known pages this crawl did not reach. With every page's links known, not reaching one
+        means nothing links to it any more: retire it. With some links unknown (a 304 answer has
+        no body), fetch the leftovers instead, so at least the ones that are gone show a 404."""
+        leftovers = [
+            url for url, page in self.known.items()
+            if page.source_id == self.source.pk and page.active and url not in self.visited
+        ]
+        if not leftovers:
+            return
+        if self.links_complete:
+            for url in leftovers:
+                self.run.entries_deactivated += pages.page_retire(page=self.known[url])
+            self.run.save(update_fields=pages.RUN_COUNTERS)
+            return
+        self.seen.update(leftovers)
+        self.frontier.extend(leftovers)
+        self.drain()
+
+
+def _limit(run: CrawlRun, max_pages: int | None) -> int:
+    return max(1, max_pages if max_pages is not None else (run.source.max_pages or settings.CRAWL_MAX_PAGES))
+
+
+def _finish(run: CrawlRun, status: str, message: str = "") -> None:
+    run.status, run.finished_at = status, timezone.now()
+    run.message = message[:5000] if message else run.message
+    run.save(update_fields=["status", "finished_at", "message"])
+    Source.objects.filter(pk=run.source_id).update(last_crawled_at=run.finished_at)
+
+
+def _finish_failed(run: CrawlRun, message: str) -> None:
+    """Mark the run failed even when the error was the database connection itself: a broken
+    connection is dropped (outside a transaction) so the next query reconnects."""
+    if not connection.in_atomic_block and not connection.is_usable():
+        connection.close()
+    try:
+        _finish(run, CrawlRun.Status.FAILED, message)
+    except DatabaseError:
+        log.exception("could not mark crawl run %s failed", run.pk)
+
+
+def _embed(run: CrawlRun, progress: Progress | None) -> None:
+    from knowledge.embeddings import get_embedder
+
+    run.status = CrawlRun.Status.EMBEDDING
+    run.embeddings_total = run.bot.entries.filter(entries_needing_embedding(run.bot_id, get_embedder().key)).count()
+    run.embeddings_done = 0
+    run.save(update_fields=["status", "embeddings_total", "embeddings_done"])
+
+    def on_batch(done: int, total: int) -> None:
+        run.embeddings_done, run.embeddings_total = done, max(total, done)
+        run.save(update_fields=["embeddings_done", "embeddings_total"])
+        if progress:
+            progress(run)
+
+    embed_pending(bot_id=run.bot_id, progress=on_batch)
+
+
+def crawl_source(
+    *, run: CrawlRun, max_pages: int | None = None, progress: Progress | None = None,
+    resolver: Resolver | None = None, embed: bool = True,
+) -> CrawlRun:
+    """Crawl run.source to the end, then embed the new entries (embed=False leaves that to the next
+    embedding pass). A problem that stops the crawl marks the run failed with a message instead
+    of raising; pages already stored stay stored. Ctrl+C marks the run failed, then propagates."""
+    run.status = CrawlRun.Status.RUNNING
+    run.save(update_fields=["status"])
+    crawl: Crawl | None = None
+    try:
+        with SafeClient(resolver=resolver) as client:
+            crawl = Crawl(run, client, _limit(run, max_pages), progress)
+            crawl.execute()
+        run.message = pages.summary_reasons(crawl.reasons)
+        if embed:
+            _embed(run, progress)
+        _finish(run, CrawlRun.Status.DONE)
+    except CrawlAborted as exc:
+        _finish(run, CrawlRun.Status.FAILED, str(exc))
+    except Exception as exc:
+        log.exception("crawl run %s failed", run.pk)
+        _finish_failed(run, f"Обход прерван из-за ошибки: {exc}")
+    except BaseException:
+        _finish_failed(run, "Обход прерван.")
+        raise
+    return run
+
+
+def crawl_start(*, source: Source) -> CrawlRun:
+    """Queue a crawl: the task is sent only after the run row is committed, so the worker sees it."""
+    from knowledge.tasks import crawl_run
+
+    run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
+    transaction.on_commit(lambda: crawl_run.delay(run.pk))
+    return run

@@ -1,0 +1,60 @@
+"""Celery tasks of the Knowledge layer: thin, by ID, idempotent. Each re-fetches its row, returns
+quietly when it is gone, and calls one service."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterRef, Q
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from assistant.bots.models import Bot
+from knowledge.crawler import ACTIVE_STATUSES, crawl_source, crawl_start
+from knowledge.indexing import embed_pending
+from knowledge.models import CrawlRun, Source
+
+# A run still "in progress" after this long belongs to a worker that died; it no longer blocks
+# the schedule (acks_late redelivers the task, but the claim below refuses to run it twice).
+STALE_RUN = timedelta(hours=6)
+
+
+@shared_task
+def crawl_run(run_id: int) -> None:
+    """Claim the queued run atomically (queued -> running), so a redelivered or duplicate message
+    never crawls the same run twice."""
+    claimed = CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.QUEUED).update(
+        status=CrawlRun.Status.RUNNING
+    )
+    if not claimed:
+        return
+    run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
+    crawl_source(run=run)
+
+
+@shared_task
+def embed_bot(bot_id: int) -> None:
+    if Bot.objects.filter(pk=bot_id).exists():
+        embed_pending(bot_id=bot_id)
+
+
+def sources_due() -> list[Source]:
+    """Crawlable sources with a schedule whose last crawl is older than it, and no live run."""
+    period = ExpressionWrapper(F("recrawl_hours") * timedelta(hours=1), output_field=DurationField())
+    live = CrawlRun.objects.filter(
+        source=OuterRef("pk"), status__in=ACTIVE_STATUSES, started_at__gt=timezone.now() - STALE_RUN
+    )
+    return list(
+        Source.objects.filter(kind__in=[Source.Kind.SITE, Source.Kind.SITEMAP], recrawl_hours__isnull=False)
+        .filter(Q(last_crawled_at__isnull=True) | Q(last_crawled_at__lt=Now() - period))
+        .exclude(Exists(live))
+    )
+
+
+@shared_task
+def recrawl_due_sources() -> int:
+    sources = sources_due()
+    for source in sources:
+        crawl_start(source=source)
+    return len(sources)
