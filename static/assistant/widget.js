@@ -35,6 +35,12 @@
   const PING_EVERY_MS = 25000;
   const PONG_WAIT_MS = 10000;
   const TYPING_MAX_MS = 60000;
+  const MAX_TEXT = 2000; // the server refuses longer texts with too_long
+  // Close codes after which reconnecting cannot help (docs/widget-protocol.md).
+  const FINAL_CLOSE_CODES = [4403, 4404];
+  const FINAL_ERRORS = ["unknown_bot", "origin_refused"];
+  // Errors that answer a "message" frame instead of its ack.
+  const MESSAGE_ERRORS = ["rate_limited", "too_large", "too_long", "empty", "closed"];
 
   const TEXTS = {
     ru: {
@@ -52,10 +58,10 @@
         too_large: "Сообщение слишком длинное, сократите его.",
         too_long: "Сообщение слишком длинное, сократите его.",
         empty: "Сообщение пустое.",
-        closed: "Разговор завершён, новое сообщение не отправлено.",
-        not_found: "Это сообщение не найдено.",
         unknown_bot: "Чат на этом сайте не настроен.",
+        origin_refused: "Чат не разрешён на этом сайте.",
         bad_frame: "Не удалось отправить. Обновите страницу.",
+        handoff_unavailable: "Оператор сейчас недоступен.",
         other: "Что-то пошло не так. Попробуйте ещё раз.",
       },
     },
@@ -74,10 +80,10 @@
         too_large: "The message is too long, please shorten it.",
         too_long: "The message is too long, please shorten it.",
         empty: "The message is empty.",
-        closed: "The conversation is closed; the message was not sent.",
-        not_found: "That message was not found.",
         unknown_bot: "The chat is not set up on this site.",
+        origin_refused: "The chat is not allowed on this site.",
         bad_frame: "Could not send. Please reload the page.",
+        handoff_unavailable: "No operator is available right now.",
         other: "Something went wrong. Please try again.",
       },
     },
@@ -102,6 +108,8 @@ button{font:inherit;color:inherit;cursor:pointer}
 .launcher{position:fixed;right:20px;bottom:20px;z-index:2147483000;width:60px;height:60px;border:0;border-radius:50%;background:var(--accent);color:#fff;box-shadow:0 4px 14px rgba(0,0,0,.25);display:flex;align-items:center;justify-content:center}
 .launcher:hover{background:var(--accent-dark)}
 .launcher svg{width:28px;height:28px;fill:currentColor}
+.launcher .i-close,.open .launcher .i-chat{display:none}
+.open .launcher .i-close{display:block}
 .badge{position:absolute;top:2px;right:2px;width:14px;height:14px;border-radius:50%;background:#e02424;border:2px solid #fff}
 .panel{position:fixed;right:20px;bottom:92px;z-index:2147483001;width:380px;height:min(620px,calc(100vh - 112px));background:#fff;border-radius:14px;box-shadow:0 10px 40px rgba(0,0,0,.22);display:flex;flex-direction:column;overflow:hidden}
 .panel[hidden],[hidden]{display:none}
@@ -144,7 +152,7 @@ button{font:inherit;color:inherit;cursor:pointer}
 .dots i:nth-child(3){animation-delay:.4s}
 @keyframes blink{0%,80%,100%{opacity:.3}40%{opacity:1}}
 form{display:flex;align-items:flex-end;gap:8px;padding:10px;border-top:1px solid #e4e7eb;background:#fff}
-textarea{flex:1;min-height:42px;max-height:140px;padding:9px 12px;border:1px solid #cbd2d9;border-radius:10px;font:16px/1.4 inherit;font-family:inherit;color:inherit;resize:none;background:#fff}
+textarea{flex:1;min-height:42px;max-height:140px;padding:9px 12px;border:1px solid #cbd2d9;border-radius:10px;font-family:inherit;font-size:16px;line-height:1.4;color:inherit;resize:none;background:#fff}
 textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-color:var(--accent)}
 .send{width:42px;height:42px;border:0;border-radius:10px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center}
 .send:hover{background:var(--accent-dark)}
@@ -171,6 +179,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     svg.setAttribute("viewBox", "0 0 24 24");
     svg.setAttribute("aria-hidden", "true");
     svg.setAttribute("focusable", "false");
+    svg.setAttribute("class", "i-" + name);
     const path = document.createElementNS(ns, "path");
     path.setAttribute("d", ICONS[name]);
     svg.appendChild(path);
@@ -250,6 +259,11 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     lastSeen: Number(store.get("last_seen_id")) || 0,
     seenThisPage: 0, // highest id rendered on this page; 0 = ask for the whole history
     pending: loadPending(), // [{client_msg_id, text}] sent or waiting, not yet acknowledged
+    // client_msg_ids sent on this socket and not yet acked, oldest first. The server handles a
+    // socket's frames in order and error frames carry no client_msg_id, so a message error
+    // belongs to the oldest one here.
+    awaiting: [],
+    conversationId: null,
     rendered: new Map(), // message id -> JSON it was rendered from (skip identical re-renders)
     open: false,
     conversation: "bot",
@@ -264,8 +278,8 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   const ui = {};
 
   function build() {
-    const host = el("div");
-    host.setAttribute("data-spravka-widget", "");
+    // A custom element name: shop rules such as `div { display: none }` cannot reach the host.
+    const host = document.createElement("spravka-widget");
     const shadow = host.attachShadow({ mode: "open" });
     const style = el("style", null, STYLES);
     ui.root = el("div", "root");
@@ -279,6 +293,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
 
   function buildLauncher() {
     const launcher = button("launcher", T.open, "chat");
+    launcher.appendChild(icon("close")); // shown instead of the chat icon while the panel is open
     launcher.setAttribute("aria-expanded", "false");
     launcher.setAttribute("aria-controls", "spravka-panel");
     ui.badge = el("span", "badge");
@@ -342,6 +357,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     const form = el("form");
     ui.input = el("textarea");
     ui.input.rows = 1;
+    ui.input.maxLength = MAX_TEXT;
     ui.input.placeholder = T.placeholder;
     ui.input.setAttribute("aria-label", T.input);
     ui.input.addEventListener("keydown", onInputKey);
@@ -450,7 +466,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       const node = button("", T[name], name);
       node.setAttribute("data-rating", String(value));
       node.setAttribute("aria-pressed", String(rating === value));
-      node.addEventListener("click", () => rate(id, value));
+      node.addEventListener("click", () => rate(id, value, node));
       group.appendChild(node);
     });
     return group;
@@ -504,7 +520,9 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   }
 
   function renderPending(p) {
-    if (existingNode({ client_msg_id: p.client_msg_id })) return;
+    const cid = String(p.client_msg_id);
+    const shown = Array.from(ui.log.querySelectorAll(".msg[data-cid]")).some((n) => n.getAttribute("data-cid") === cid);
+    if (shown) return;
     const node = renderMessage({ role: "visitor", text: p.text, client_msg_id: p.client_msg_id });
     node.classList.add("pending");
     node.appendChild(el("span", "note", T.sending));
@@ -532,6 +550,14 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
 
   function clearDrafts() {
     ui.log.querySelectorAll(".draft").forEach((node) => node.remove());
+  }
+
+  // Pending visitor messages stay: they are resent into the new conversation.
+  function clearTranscript() {
+    ui.log.querySelectorAll(".msg[data-id], .draft").forEach((node) => node.remove());
+    state.rendered.clear();
+    state.seenThisPage = 0;
+    ui.empty.hidden = !!ui.log.querySelector(".msg");
   }
 
   function showTyping(on) {
@@ -583,20 +609,23 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     else connect(); // the welcome handler sends everything still pending
   }
 
+  // No local typing dots: the server sends "typing" itself, and only when the bot will answer
+  // (while an operator is awaited it stays silent).
   function sendMessage(p) {
-    if (send({ type: "message", client_msg_id: p.client_msg_id, text: p.text })) showTyping(true);
+    if (send({ type: "message", client_msg_id: p.client_msg_id, text: p.text })) state.awaiting.push(p.client_msg_id);
   }
 
   function pressButton(row, id) {
     if (!send({ type: "button", id: id })) return showNotice(T.offline);
     row.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     ui.input.focus(); // the pressed button is now disabled and would drop focus to <body>
-    showTyping(true);
   }
 
-  function rate(id, value) {
-    if (!send({ type: "rate", message_id: id, rating: value })) return showNotice(T.offline);
-    markRating(id, value);
+  // Pressing the thumb that is already down takes the rating back (0).
+  function rate(id, value, node) {
+    const next = node.getAttribute("aria-pressed") === "true" ? 0 : value;
+    if (!send({ type: "rate", message_id: id, rating: next })) return showNotice(T.offline);
+    markRating(id, next);
   }
 
   function markRating(id, value) {
@@ -630,7 +659,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     state.ws = ws;
     ws.onopen = () => sendHello();
     ws.onmessage = (e) => onFrame(ws, e.data);
-    ws.onclose = () => onClose(ws);
+    ws.onclose = (e) => onClose(ws, e.code);
   }
 
   // On a fresh page ask for the whole history (null); on a reconnect only for what we missed.
@@ -643,10 +672,12 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     });
   }
 
-  function onClose(ws) {
+  function onClose(ws, code) {
     if (ws !== state.ws) return;
     state.ws = null;
     state.welcomed = false;
+    state.awaiting = [];
+    if (FINAL_CLOSE_CODES.indexOf(code) >= 0) state.stopped = true;
     clearInterval(state.pingTimer);
     clearTimeout(state.pongTimer);
     showTyping(false);
@@ -698,16 +729,21 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     welcome(f) {
       state.welcomed = true;
       state.attempt = 0;
+      state.awaiting = [];
+      // A different conversation means the old one was closed: start a clean transcript.
+      if (state.conversationId != null && f.conversation_id !== state.conversationId) clearTranscript();
+      state.conversationId = f.conversation_id;
       showStatus("");
       state.conversation = "";
       setConversation(f.state);
       const messages = Array.isArray(f.messages) ? f.messages : [];
       messages.forEach(upsert);
-      resendPending(messages);
+      resendPending();
       startPing();
       scrollDown();
     },
     ack(f) {
+      state.awaiting = state.awaiting.filter((cid) => cid !== f.client_msg_id);
       dropPending(f.client_msg_id);
       if (f.message) upsert(f.message);
       scrollDown();
@@ -733,9 +769,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       scrollDown();
     },
     rated(f) {
-      const m = f.message || f;
-      const id = m.message_id != null ? m.message_id : m.id;
-      if (id != null && (m.rating === 1 || m.rating === -1)) markRating(id, m.rating);
+      if (f.message_id != null) markRating(f.message_id, Number(f.rating) || 0);
     },
     state(f) {
       setConversation(f.state);
@@ -744,14 +778,13 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     error: onError,
   };
 
-  function resendPending(messages) {
-    const known = new Set(messages.map((m) => m && m.client_msg_id).filter(Boolean));
-    state.pending.slice().forEach((p) => {
-      if (known.has(p.client_msg_id)) dropPending(p.client_msg_id);
-      else {
-        renderPending(p);
-        sendMessage(p);
-      }
+  // Everything not acked is sent again, even when the welcome already lists it: the message may
+  // be stored while its answer is still being made, and a resend (same client_msg_id) is what
+  // brings that answer back. The server deduplicates; the log deduplicates by id.
+  function resendPending() {
+    state.pending.forEach((p) => {
+      renderPending(p);
+      sendMessage(p);
     });
   }
 
@@ -762,16 +795,20 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   }
 
   function errorText(f) {
-    const known = T.err[f.code];
-    if (f.code === "rate_limited") return known.replace("{n}", String(Math.ceil(Number(f.retry_after) || 1)));
-    if (known) return known;
-    return LANG === "ru" && f.message ? String(f.message) : T.err.other;
+    if (f.code === "rate_limited") {
+      return T.err.rate_limited.replace("{n}", String(Math.ceil(Number(f.retry_after) || 1)));
+    }
+    // handoff_unavailable carries the company's own contacts: show the server's text as is.
+    if (f.message && (LANG === "ru" || f.code === "handoff_unavailable")) return String(f.message);
+    return T.err[f.code] || T.err.other;
   }
 
-  // A refused message goes back into the input, so the visitor can edit it or send it later.
-  function refuseMessage(cid) {
-    const p = state.pending.find((x) => x.client_msg_id === cid) || state.pending[state.pending.length - 1];
-    if (!p) return;
+  function pendingById(cid) {
+    return state.pending.find((p) => p.client_msg_id === cid);
+  }
+
+  // An empty or too long message goes back into the input for the visitor to fix.
+  function returnToInput(p) {
     dropPending(p.client_msg_id);
     removePendingNode(p.client_msg_id);
     if (!ui.input.value) {
@@ -780,18 +817,31 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     }
   }
 
+  function retryLater(p, seconds) {
+    setTimeout(() => {
+      if (pendingById(p.client_msg_id) && state.welcomed) sendMessage(p);
+    }, Math.max(Number(seconds) || 1, 1) * 1000);
+  }
+
+  function onMessageError(f) {
+    const p = pendingById(state.awaiting.shift());
+    if (!p) return;
+    if (f.code === "rate_limited") retryLater(p, f.retry_after); // same client_msg_id, as the doc asks
+    else if (f.code === "closed") sendHello(); // a new conversation starts; its welcome resends p
+    else returnToInput(p);
+  }
+
   function onError(f) {
     showTyping(false);
-    if (f.code === "hello_required") return sendHello();
-    if (f.code === "unknown_bot") {
-      state.stopped = true; // a wrong key will not fix itself: do not hammer the server
+    if (f.code === "hello_required") return sendHello(); // its welcome resends what is pending
+    if (FINAL_ERRORS.indexOf(f.code) >= 0) {
+      state.stopped = true; // a wrong key or origin will not fix itself: do not hammer the server
       showStatus(errorText(f));
       return;
     }
-    if (["rate_limited", "too_large", "too_long", "empty", "closed"].indexOf(f.code) >= 0) {
-      refuseMessage(f.client_msg_id);
-    }
-    showNotice(errorText(f), f.retry_after);
+    if (f.code === "not_found") return; // rating a message the server no longer offers: nothing to say
+    if (MESSAGE_ERRORS.indexOf(f.code) >= 0) onMessageError(f);
+    if (f.code !== "closed") showNotice(errorText(f), f.retry_after);
   }
 
   /* ---------- start ---------- */

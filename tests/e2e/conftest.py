@@ -1,0 +1,162 @@
+"""Browser fixtures: Debian's Chromium driven by Playwright (its own browser download does not work
+on these machines), the demo shop on a free port, and the chat server the widget talks to: a
+protocol fake (fast, scriptable) or the real app under uvicorn on the test database."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+from urllib.request import urlopen
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, sync_playwright
+
+from demo.server import DemoServer, serve_in_thread
+from tests.e2e.fake_chat import FakeChat
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "docs" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+
+ShopFactory = Callable[..., str]
+
+
+# Module scope, not session: a sync Playwright must not outlive into the asyncio loops that
+# pytest-asyncio runs for async tests elsewhere in the same session.
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    """A fresh browser profile per test: a new visitor with empty localStorage."""
+    ctx = browser.new_context(viewport=DESKTOP, locale="ru-RU")
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    """A tab that fails the test on any uncaught JavaScript error."""
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield tab
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def snippet(app_url: str, public_key: str, **attrs: str) -> str:
+    extra = "".join(f' data-{name}="{value}"' for name, value in attrs.items())
+    return f'<script src="{app_url}/static/assistant/widget.js" data-bot="{public_key}"{extra} async></script>'
+
+
+@pytest.fixture
+def shop_factory() -> Iterator[ShopFactory]:
+    """Start the demo shop with a given widget snippet; returns its origin."""
+    servers: list[DemoServer] = []
+
+    def start(widget_snippet: str) -> str:
+        server = serve_in_thread("127.0.0.1", 0, widget_snippet)
+        servers.append(server)
+        return server.base_url
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def fake_chat() -> Iterator[FakeChat]:
+    chat = FakeChat().start()
+    yield chat
+    chat.stop()
+
+
+@pytest.fixture
+def fake_shop(fake_chat: FakeChat, shop_factory: ShopFactory) -> str:
+    """The demo shop (one origin) with the widget served by the fake chat (another origin)."""
+    fake_chat.site_url = shop_factory(snippet(fake_chat.url, "test-key"))
+    return fake_chat.site_url
+
+
+# ----- the real app -----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def database_url(db: dict[str, object]) -> str:
+    """settings.DATABASES["default"] (pointing at the test database) as a DATABASE_URL."""
+    user = quote(str(db.get("USER") or ""), safe="")
+    password = quote(str(db.get("PASSWORD") or ""), safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host, port, name = str(db.get("HOST") or ""), str(db.get("PORT") or ""), quote(str(db["NAME"]), safe="")
+    if host.startswith("/"):  # the embedded server listens on a unix socket
+        return f"postgresql://{auth}/{name}?host={quote(host, safe='/')}" + (f"&port={port}" if port else "")
+    return f"postgresql://{auth}{host or 'localhost'}{':' + port if port else ''}/{name}"
+
+
+def wait_until_serving(url: str, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"uvicorn exited with code {process.returncode}")
+        try:
+            with urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"uvicorn did not serve {url} within {timeout:.0f} s")
+
+
+@pytest.fixture
+def live_app(transactional_db: None) -> Iterator[str]:
+    """The real ASGI app (HTTP + the widget websocket) in a uvicorn subprocess on the test
+    database. transactional_db: rows the test writes are committed, so the subprocess sees them."""
+    from django.conf import settings
+    from django.db import connection
+
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "REDIS_URL": settings.REDIS_URL,
+        "LLM_PROVIDER": "none",  # retrieval-only: the answer and its link come from the knowledge base
+        "ANTHROPIC_API_KEY": "",
+        "CHAT_RATE_IP": "0",  # every test browses from 127.0.0.1; the limit is tested in tests/chat
+        "DEBUG": "1",  # serve /static/ from the app, as `make run` does
+    }
+    app = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning"],
+        cwd=REPO, env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(f"{url}/static/assistant/widget.js", app)
+        yield url
+    finally:
+        app.terminate()
+        try:
+            app.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            app.kill()
+            app.wait()
