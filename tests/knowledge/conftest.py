@@ -41,7 +41,7 @@ def site_source(bot: Any, shop_site: Site) -> Source:
 @pytest.fixture
 def run_crawl(site_source: Source) -> RunCrawl:
     """Crawl a source to the end in this thread. Embedding is off unless asked for: most tests are
-    about pages and entries, and vectors are slow (and see sites.cpu_runs_pgvector)."""
+    about pages and entries, and vectors are slow."""
     from knowledge.crawler import crawl_source
 
     def run(source: Source | None = None, **options: Any) -> CrawlRun:

