@@ -13,31 +13,9 @@ from knowledge.chunking import MAX_CHARS, pack, page_drafts
 from knowledge.extract import Block
 from knowledge.models import CrawlRun, Entry, Page, Source
 from knowledge.pages import UNLINKED
-from tests.knowledge.sites import Resource, sitemap_index, urlset
+from tests.knowledge.sites import DELIVERY, INTRO, Resource, fill_shop, sitemap_index, urlset
 
 pytestmark = pytest.mark.django_db
-
-INTRO = "<p>Магазин бытовой техники. Доставляем по Москве и всей России, принимаем карты и наличные.</p>"
-DELIVERY = (
-    "<h1>Доставка</h1><p>Доставляем заказы по всей России. Срок зависит от региона и службы доставки.</p>"
-    '<h2 id="moscow">По Москве</h2><p>Курьер привезёт заказ на следующий день. Стоимость 350 ₽, '
-    "бесплатно от 5 000 ₽.</p>"
-    "<h2>По России</h2><h3 id=\"cdek\">СДЭК</h3><p>От трёх дней до недели, стоимость по тарифу СДЭК.</p>"
-)
-PAYMENT = (
-    "<h1>Оплата</h1><p>Оплатить заказ можно картой на сайте, курьеру или при получении в пункте выдачи.</p>"
-    '<h2 id="legal">Для юрлиц</h2><p>Выставим счёт, оплата по безналичному расчёту в течение трёх дней.</p>'
-)
-
-
-def fill_shop(site, *, etag: bool = False, robots: str = "User-agent: *\nDisallow: /private/\n") -> None:
-    site.routes["/robots.txt"] = Resource(robots.encode(), content_type="text/plain")
-    site.html("/", "Магазин", f"<h1>Магазин</h1>{INTRO}", links=["/delivery/", "/payment/", "/private/"],
-              etag=etag)
-    site.html("/delivery/", "Доставка", DELIVERY, links=["/"], etag=etag)
-    site.html("/payment/", "Оплата", PAYMENT, links=["/"], etag=etag)
-    site.html("/private/", "Закрыто", "<h1>Секрет</h1><p>Служебная страница, её нельзя обходить.</p>")
-
 
 def active_entries(source: Source) -> list[Entry]:
     return list(Entry.objects.filter(source=source, active=True).order_by("pk"))

@@ -1,0 +1,120 @@
+"""`manage.py crawl SLUG [--url URL] [--max-pages N]`: crawl in this process, to the end, no
+worker needed; a progress bar on a terminal, then a summary a shop owner can read."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from assistant.bots.exceptions import BotNotFound
+from assistant.bots.models import Bot
+from assistant.bots.selectors import bot_by_slug
+from knowledge.crawler import crawl_source
+from knowledge.extract import normalize_url
+from knowledge.models import CrawlRun, Source
+from knowledge.services import source_get_or_create
+
+CRAWLABLE = (Source.Kind.SITE, Source.Kind.SITEMAP)
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError(value)
+    return number
+
+
+class ProgressBar:
+    """tqdm over pages, then over embeddings; silent when stdout is not a terminal (logs, CI)."""
+
+    def __init__(self, label: str) -> None:
+        self.bar = tqdm(total=0, desc=label, unit="стр", file=sys.stderr, disable=not sys.stdout.isatty(),
+                        leave=False)
+        self.embedding = False
+
+    def __call__(self, run: CrawlRun) -> None:
+        if run.status == CrawlRun.Status.EMBEDDING and not self.embedding:
+            self.embedding = True
+            self.bar.reset(total=run.embeddings_total)
+            self.bar.set_description("Векторы")
+            self.bar.unit = "зап"
+        done, total = (
+            (run.embeddings_done, run.embeddings_total) if self.embedding else (run.pages_done, run.pages_total)
+        )
+        self.bar.total = max(total, done)
+        self.bar.n = done
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class Command(BaseCommand):
+    help = "Обойти сайт бота и обновить знания: crawl SLUG [--url URL] [--max-pages N]"
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="код бота")
+        parser.add_argument("--url", default="", help="адрес сайта; без него — все источники-сайты бота")
+        parser.add_argument("--max-pages", type=_positive, default=None, help="не больше N страниц")
+        parser.add_argument("--no-embed", action="store_true", help="не считать векторы сейчас (посчитает "
+                            "следующий обход или задача embed_bot)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            bot = bot_by_slug(options["slug"])
+        except BotNotFound as exc:
+            raise CommandError(str(exc)) from exc
+        failures = []
+        for source in self.sources(bot, options["url"]):
+            run = self.crawl(source, options["max_pages"], embed=not options["no_embed"])
+            if run.status == CrawlRun.Status.FAILED:
+                failures.append(f"{source.url}: {run.message}")
+        if failures:
+            raise CommandError("Обход не удался. " + " ".join(failures))
+
+    def sources(self, bot: Bot, url: str) -> list[Source]:
+        if url:
+            return [source_get_or_create(bot=bot, kind=Source.Kind.SITE, url=self.checked_url(url))]
+        sources = list(bot.sources.filter(kind__in=CRAWLABLE).order_by("pk"))
+        if sources:
+            return sources
+        if not bot.site_url:
+            raise CommandError(f"У бота «{bot.slug}» не указан адрес сайта. Укажите его: --url https://…")
+        return [source_get_or_create(bot=bot, kind=Source.Kind.SITE, url=self.checked_url(bot.site_url))]
+
+    def checked_url(self, url: str) -> str:
+        normalized = normalize_url(url)
+        if not normalized:
+            raise CommandError(f"Неправильный адрес сайта: «{url}». Нужен адрес вида https://shop.ru/")
+        return normalized
+
+    def crawl(self, source: Source, max_pages: int | None, *, embed: bool) -> CrawlRun:
+        run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
+        bar = ProgressBar("Страницы")
+        try:
+            crawl_source(run=run, max_pages=max_pages, progress=bar, embed=embed)
+        finally:
+            bar.close()
+        self.summary(run, embed=embed)
+        return run
+
+    def summary(self, run: CrawlRun, *, embed: bool) -> None:
+        ok = run.status == CrawlRun.Status.DONE
+        status = self.style.SUCCESS("готово") if ok else self.style.ERROR("ошибка")
+        self.stdout.write(f"Обход {run.source.url} — {status}")
+        self.stdout.write(
+            f"Страницы: загружено {run.fetched}, без изменений {run.unchanged}, "
+            f"пропущено {run.skipped}, с ошибкой {run.failed}"
+        )
+        if ok and run.message:
+            for line in run.message.splitlines():
+                self.stdout.write(f"  {line}")
+        self.stdout.write(
+            f"Записи: создано {run.entries_created}, обновлено {run.entries_updated}, "
+            f"отключено {run.entries_deactivated}"
+        )
+        if ok and embed:
+            self.stdout.write(f"Векторы: {run.embeddings_done} из {run.embeddings_total}")
