@@ -5,6 +5,7 @@ Celery test below cover it."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -340,3 +341,41 @@ def test_a_crawl_runs_through_the_celery_worker_and_embeds_its_entries(celery_wo
     assert not Entry.objects.filter(source=source, active=True, embedding__isnull=True).exists()
     source.refresh_from_db()
     assert source.last_crawled_at is not None and source.last_crawled_at <= timezone.now()
+
+
+def test_the_crawl_task_claims_a_queued_run_once_and_ignores_missing_rows(shop_site, site_source):
+    from knowledge.tasks import crawl_run
+
+    fill_shop(shop_site)
+    run = CrawlRun.objects.create(bot=site_source.bot, source=site_source, status=CrawlRun.Status.RUNNING)
+
+    crawl_run(run.pk)  # another worker already holds it
+    crawl_run(10**9)  # deleted meanwhile
+
+    run.refresh_from_db()
+    assert run.status == CrawlRun.Status.RUNNING and shop_site.hits == []
+
+
+def test_recrawl_queues_only_sources_that_are_due_and_idle(bot, django_capture_on_commit_callbacks):
+    from knowledge.tasks import recrawl_due_sources
+
+    now = timezone.now()
+
+    def source(name: str, **fields: object) -> Source:
+        return Source.objects.create(bot=bot, kind=Source.Kind.SITE, url=f"https://{name}.example/", **fields)
+
+    due = source("due", recrawl_hours=24, last_crawled_at=now - timedelta(hours=25))
+    never = source("never", recrawl_hours=1)
+    source("fresh", recrawl_hours=24, last_crawled_at=now - timedelta(hours=2))
+    source("manual", last_crawled_at=now - timedelta(days=30))
+    busy = source("busy", recrawl_hours=1, last_crawled_at=now - timedelta(hours=3))
+    CrawlRun.objects.create(bot=bot, source=busy, status=CrawlRun.Status.RUNNING)
+    Source.objects.create(bot=bot, kind=Source.Kind.DOCUMENT, title="Прайс", recrawl_hours=1)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        queued = recrawl_due_sources()
+
+    assert queued == 2 and len(callbacks) == 2
+    assert set(CrawlRun.objects.filter(status=CrawlRun.Status.QUEUED).values_list("source", flat=True)) == {
+        due.pk, never.pk,
+    }
