@@ -1,0 +1,71 @@
+"""Who may open the widget socket, and from where: the Origin check and the client address.
+
+Origin is what a browser says about the page that opened the socket. It does not stop a script
+(which can send any Origin), but it does stop other websites from embedding a bot's widget and
+spending its owner's model budget; rate limits handle scripts."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origin(value: str) -> str | None:
+    """`scheme://host[:port]` in lower case with the default port dropped; None if not an origin.
+    Allowed origins stored with a trailing slash or a path ("https://shop.example/") still match."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    if port is None or port == _DEFAULT_PORTS[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
+    """Exact match of scheme, host and port against the bot's allowed origins; no Origin, no entry."""
+    if not origin:
+        return False
+    wanted = normalize_origin(origin)
+    return wanted is not None and any(normalize_origin(item) == wanted for item in allowed if isinstance(item, str))
+
+
+def header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _valid_ip(value: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        return None
+
+
+def client_ip(scope: dict[str, Any]) -> str | None:
+    """The visitor's address. Behind CHAT_PROXY_HOPS trusted proxies, the address the outermost
+    trusted proxy saw, read from the right of X-Forwarded-For (the left part is client-supplied
+    and can say anything); with 0 hops (the default) the header is ignored."""
+    hops = settings.CHAT_PROXY_HOPS
+    if hops > 0:
+        forwarded = [part for part in (header(scope, b"x-forwarded-for") or "").split(",") if part.strip()]
+        if len(forwarded) >= hops:
+            ip = _valid_ip(forwarded[-hops])
+            if ip:
+                return ip
+    client = scope.get("client")
+    return _valid_ip(client[0]) if client else None
