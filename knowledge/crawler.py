@@ -17,6 +17,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -33,6 +34,7 @@ log = logging.getLogger("spravka.crawler")
 
 Progress = Callable[[CrawlRun], None]
 MAX_URL = 2000  # Page.url
+CRAWLABLE = (Source.Kind.SITE, Source.Kind.SITEMAP)
 ACTIVE_STATUSES = (CrawlRun.Status.QUEUED, CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
 
 
@@ -67,8 +69,10 @@ class Fetched:
 class Crawl:
     """One pass over a source. Counters live on the run; reasons are tallied for the summary."""
 
-    def __init__(self, run: CrawlRun, client: SafeClient, limit: int, progress: Progress | None) -> None:
-        self.run, self.client, self.limit, self.progress = run, client, limit, progress
+    def __init__(
+        self, run: CrawlRun, client: SafeClient, throttle: Throttle, limit: int, progress: Progress | None,
+    ) -> None:
+        self.run, self.client, self.throttle, self.limit, self.progress = run, client, throttle, limit, progress
         self.source: Source = run.source
         self.reasons: Counter[tuple[str, str]] = Counter()
         self.known = {page.url: page for page in Page.objects.filter(bot_id=run.bot_id)}
@@ -80,7 +84,6 @@ class Crawl:
         self.truncated = False
         self.unreachable: list[str] = []
         self.robots = Robots()
-        self.throttle = Throttle(settings.CRAWL_DELAY)
         self.site = ""
 
     # --- setup -----------------------------------------------------------------------------
@@ -92,22 +95,33 @@ class Crawl:
         return url
 
     def discover(self) -> None:
+        if self.source.kind not in CRAWLABLE:
+            raise CrawlAborted(f"Источник «{self.source}» не сайт и не sitemap: его не обходят, а загружают.")
         start = self.start_url()
         self.site = site_key(start)
-        origin = start.split("/", 3)[:3]
+        parts = urlsplit(start)
+        origin = f"{parts.scheme}://{parts.netloc}"
         try:
-            self.robots = robots_fetch(self.client, "/".join(origin))
+            self.robots = robots_fetch(self.client, origin)
         except FetchError as exc:
             raise CrawlAborted(f"Сайт недоступен: {exc.reason}") from exc
-        if not self.robots.allows("/".join(origin) + "/"):
-            raise CrawlAborted(self.robots.blocked or "robots.txt запрещает обход всего сайта (Disallow: /)")
+        if self.robots.blocked:
+            raise CrawlAborted(self.robots.blocked)
         self.throttle.delay = max(settings.CRAWL_DELAY, self.robots.crawl_delay())
-        self.enqueue(self.seed_urls(start, "/".join(origin)))
+        seeds = self.seed_urls(start, origin)
+        if not any(self.robots.allows(url) for url in seeds):
+            raise CrawlAborted("robots.txt запрещает обход всего сайта (Disallow: /)")
+        self.enqueue(seeds)
 
     def seed_urls(self, start: str, origin: str) -> list[str]:
+        """The start page and sitemap pages. /sitemap.xml is guessed only when robots.txt names no
+        sitemap and allows the guess; a sitemap named in robots.txt is an invitation."""
         is_sitemap = self.source.kind == Source.Kind.SITEMAP
-        guessed = not is_sitemap and not self.robots.sitemaps()
-        sitemap_urls = [start] if is_sitemap else (self.robots.sitemaps() or [f"{origin}/sitemap.xml"])
+        listed = self.robots.sitemaps()
+        guessed = not is_sitemap and not listed
+        sitemap_urls = [start] if is_sitemap else (listed or [f"{origin}/sitemap.xml"])
+        if guessed and not self.robots.allows(sitemap_urls[0]):
+            sitemap_urls = []
         found = sitemap_collect(self.client, sitemap_urls, accept=self.in_site, limit=self.limit)
         if is_sitemap and not found.urls:
             details = "; ".join(found.problems) or "в нём нет ни одного адреса этого сайта"
@@ -172,7 +186,6 @@ class Crawl:
 
     def fetch(self, url: str, headers: dict[str, str]) -> Fetched:
         """Runs in a worker thread: network only, no ORM."""
-        self.throttle.wait()
         try:
             response = self.client.get(url, headers=headers, check_headers=pages.only_html, follow=self.in_site)
             return Fetched(url, response=response)
@@ -202,13 +215,19 @@ class Crawl:
             self.seen.add(final)
         outcome = pages.page_store(page=page, source=self.source, url=url, response=response)
         if outcome.links is None:
-            self.links_complete = False
+            self.links_unknown()
         elif self.source.kind == Source.Kind.SITE:
             self.enqueue(outcome.links)
         self.record(url, outcome)
 
+    def links_unknown(self) -> None:
+        """A page answered without a body (304, error): its links are unknown this time. Only a
+        site source cares; a sitemap source goes by the sitemap alone."""
+        if self.source.kind == Source.Kind.SITE:
+            self.links_complete = False
+
     def note_error(self, error: FetchError) -> None:
-        self.links_complete = False
+        self.links_unknown()
         if isinstance(error, (Unreachable, FetchTimeout)):
             self.unreachable.append(error.reason)
 
@@ -306,8 +325,9 @@ def crawl_source(
     run.save(update_fields=["status"])
     crawl: Crawl | None = None
     try:
-        with SafeClient(resolver=resolver) as client:
-            crawl = Crawl(run, client, _limit(run, max_pages), progress)
+        throttle = Throttle(settings.CRAWL_DELAY)
+        with SafeClient(resolver=resolver, pace=throttle.wait) as client:
+            crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress)
             crawl.execute()
         run.message = pages.summary_reasons(crawl.reasons)
         if embed:

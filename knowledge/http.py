@@ -151,9 +151,10 @@ class SafeClient:
     def __init__(
         self, *, resolver: Resolver | None = None, allow_private: bool | None = None,
         timeout: float | None = None, max_bytes: int | None = None, max_redirects: int | None = None,
-        allowed_networks: list[str] | None = None,
+        allowed_networks: list[str] | None = None, pace: Callable[[], None] | None = None,
     ) -> None:
         self.resolver = resolver or system_resolver
+        self.pace = pace  # called before every request, redirect hops included (politeness)
         self.allow_private = settings.CRAWL_ALLOW_PRIVATE if allow_private is None else allow_private
         # Explicitly trusted private networks (an intranet site); read with getattr because the
         # setting is optional.
@@ -234,6 +235,8 @@ class SafeClient:
     ) -> Response:
         parsed = parse_web_url(url)
         addresses = self.pinned_addresses(parsed)
+        if self.pace is not None:
+            self.pace()
         host_header = parsed.netloc.decode("ascii")
         last_error: Exception | None = None
         for address in addresses:

@@ -65,6 +65,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         site = self.server.site
         site.record(Hit(self.path, {k.lower(): v for k, v in self.headers.items()}))
+        site.in_flight(+1)
+        try:
+            self._answer(site)
+        finally:
+            site.in_flight(-1)
+
+    def _answer(self, site: Site) -> None:
         resource = site.routes.get(self.path)
         if resource is None:
             self._send(404, {"Content-Type": HTML}, b"<html><body><h1>Not found</h1></body></html>")
@@ -130,6 +137,8 @@ class Site:
         self.host = host
         self.routes: dict[str, Resource] = {}
         self.hits: list[Hit] = []
+        self._busy = 0
+        self.most_at_once = 0
         self._lock = threading.Lock()
         self._server = SiteServer(self, host)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -144,6 +153,12 @@ class Site:
     def record(self, hit: Hit) -> None:
         with self._lock:
             self.hits.append(hit)
+
+    def in_flight(self, step: int) -> None:
+        """Track requests being answered at once; `most_at_once` is the peak."""
+        with self._lock:
+            self._busy += step
+            self.most_at_once = max(self.most_at_once, self._busy)
 
     def requests_to(self, path: str) -> list[Hit]:
         with self._lock:

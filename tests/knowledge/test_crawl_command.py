@@ -92,7 +92,7 @@ def test_robots_txt_that_forbids_everything_stops_the_crawl(bot, shop_site):
     with pytest.raises(CommandError, match=re.escape("robots.txt запрещает обход всего сайта")):
         crawl("demo", "--url", shop_site.url("/"))
 
-    assert shop_site.requests_to("/") == []
+    assert [hit.path for hit in shop_site.hits] == ["/robots.txt"]
 
 
 def test_an_empty_sitemap_is_reported(bot, shop_site):

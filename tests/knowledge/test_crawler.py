@@ -379,3 +379,28 @@ def test_recrawl_queues_only_sources_that_are_due_and_idle(bot, django_capture_o
     assert set(CrawlRun.objects.filter(status=CrawlRun.Status.QUEUED).values_list("source", flat=True)) == {
         due.pk, never.pk,
     }
+
+
+def test_it_never_sends_more_requests_at_once_than_allowed(run_crawl, shop_site, settings):
+    settings.CRAWL_CONCURRENCY = 2
+    links = [f"/p{n}/" for n in range(8)]
+    shop_site.html("/", "Магазин", f"<h1>Магазин</h1>{INTRO}", links=links)
+    for path in links:
+        shop_site.html(path, "Раздел", f"<h1>Раздел {path}</h1>{INTRO}", delay=0.2)
+
+    run = run_crawl()
+
+    assert run.fetched == 9
+    assert shop_site.most_at_once <= 2
+
+
+def test_robots_crawl_delay_is_read_for_our_bot_and_capped():
+    from protego import Protego
+
+    from knowledge.discovery import MAX_CRAWL_DELAY, Robots
+
+    ours = Robots(parser=Protego.parse("User-agent: SpravkaBot\nCrawl-delay: 7\n\nUser-agent: *\nCrawl-delay: 1\n"))
+    greedy = Robots(parser=Protego.parse("User-agent: *\nCrawl-delay: 3600\n"))
+
+    assert ours.crawl_delay() == 7.0
+    assert greedy.crawl_delay() == MAX_CRAWL_DELAY
