@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "assistant.bots",
     "assistant.behavior",
     "knowledge",
+    "assistant.llm",
     "assistant.chat",
 ]
 
@@ -183,6 +184,23 @@ LOGGING = {
 if os.environ.get("SPRAVKA_PRODUCTION"):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+
+# --- LLM ---
+# Provider: anthropic | openai (any OpenAI-compatible server) | none (retrieval-only). Default:
+# anthropic when ANTHROPIC_API_KEY is set. Bots can override provider and models (llm.BotLLMSettings).
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
+ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")  # empty: the SDK's default endpoint
+LLM_PROVIDER = env_str("LLM_PROVIDER", "anthropic" if ANTHROPIC_API_KEY else "none")
+if LLM_PROVIDER not in {"anthropic", "openai", "none"}:
+    raise ImproperlyConfigured(f"LLM_PROVIDER must be anthropic, openai or none; got {LLM_PROVIDER!r}")
+LLM_OPENAI_BASE_URL = env_str("LLM_OPENAI_BASE_URL")  # e.g. http://127.0.0.1:8001/v1
+LLM_OPENAI_API_KEY = env_str("LLM_OPENAI_API_KEY")
+LLM_FAST_MODEL = env_str("LLM_FAST_MODEL", "claude-haiku-4-5")
+LLM_STRONG_MODEL = env_str("LLM_STRONG_MODEL", "claude-sonnet-4-6")
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 20.0)  # seconds per call (whole stream included)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2)  # connection errors, 429, 5xx, 529 only
+LLM_RETRY_BACKOFF = env_float("LLM_RETRY_BACKOFF", 0.5)  # first pause, doubled each time, jittered
+LLM_RETRY_MAX_WAIT = env_float("LLM_RETRY_MAX_WAIT", 8.0)  # a longer Retry-After is not waited for
 
 # --- Chat ---
 # Widget message limits, counted in Redis and shared by every ASGI process (0 switches one off).
