@@ -1,0 +1,37 @@
+"""Local fakes of services at the network edge. `fake_llm` starts the fake Messages API (and
+OpenAI-compatible endpoint) and points the settings at it; import it into a conftest to use it:
+`from tests.fakes import fake_llm  # noqa: F401`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.fakes.messages_api import FakeLLMServer
+
+FAKE_ANTHROPIC_KEY = "sk-ant-fake-test-key"
+FAKE_OPENAI_KEY = "sk-fake-openai-key"
+
+
+@pytest.fixture
+def fake_llm(settings: Any) -> Iterator[FakeLLMServer]:
+    """The fake server, with Anthropic as the provider and short timeouts and backoff, so failure
+    paths run in milliseconds. Set `settings.LLM_PROVIDER = "openai"` to use the other endpoint."""
+    server = FakeLLMServer().start()
+    settings.LLM_PROVIDER = "anthropic"
+    settings.ANTHROPIC_API_KEY = FAKE_ANTHROPIC_KEY
+    settings.ANTHROPIC_BASE_URL = server.url
+    settings.LLM_OPENAI_BASE_URL = f"{server.url}/v1"
+    settings.LLM_OPENAI_API_KEY = FAKE_OPENAI_KEY
+    settings.LLM_FAST_MODEL = "claude-haiku-4-5"
+    settings.LLM_STRONG_MODEL = "claude-sonnet-4-6"
+    settings.LLM_TIMEOUT = 2.0
+    settings.LLM_MAX_RETRIES = 2
+    settings.LLM_RETRY_BACKOFF = 0.01
+    settings.LLM_RETRY_MAX_WAIT = 0.5
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,1 @@
+from tests.fakes import fake_llm  # noqa: F401

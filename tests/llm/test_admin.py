@@ -1,0 +1,83 @@
+"""Usage lines and journal rows in the admin: scoped by bot membership, read-only."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.sites import site
+from django.test import RequestFactory
+
+from assistant.llm.journal import run_event_record
+from assistant.llm.models import RunEvent, Usage
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def lines(bot, other_bot):
+    mine = Usage.objects.create(bot=bot, route="chat", purpose="answer-mine", provider="anthropic", model="m")
+    theirs = Usage.objects.create(bot=other_bot, route="chat", purpose="answer-theirs", provider="anthropic",
+                                  model="m")
+    return mine, theirs
+
+
+def as_user(user):
+    request = RequestFactory().get("/admin/")
+    request.user = user
+    return request
+
+
+def test_a_staff_owner_sees_only_their_bots_usage(owner, lines):
+    mine, theirs = lines
+    admin = site._registry[Usage]
+
+    assert list(admin.get_queryset(as_user(owner))) == [mine]
+    assert admin.has_view_permission(as_user(owner), mine)
+    assert not admin.has_view_permission(as_user(owner), theirs)
+
+
+def test_a_superuser_sees_every_bot(django_user_model, lines):
+    root = django_user_model.objects.create_superuser("root", "root@example.com", "pw-root-1")
+
+    assert set(site._registry[Usage].get_queryset(as_user(root))) == set(lines)
+
+
+def test_usage_and_journal_are_read_only(owner, lines):
+    for model in (Usage, RunEvent):
+        admin = site._registry[model]
+        assert not admin.has_add_permission(as_user(owner))
+        assert not admin.has_change_permission(as_user(owner), None)
+        assert not admin.has_delete_permission(as_user(owner), None)
+
+
+def test_the_usage_page_lists_only_the_owners_lines(client, owner, lines):
+    client.force_login(owner)
+
+    page = client.get("/admin/llm/usage/")
+
+    assert page.status_code == 200
+    assert "answer-mine" in page.text and "answer-theirs" not in page.text
+    assert client.get(f"/admin/llm/usage/{lines[1].pk}/change/").status_code in (302, 403, 404)
+
+
+def test_the_journal_page_lists_only_the_owners_events(client, owner, bot, other_bot):
+    run_event_record(bot_id=bot.pk, kind="form_repair", ok=True, purpose="mine-purpose")
+    run_event_record(bot_id=other_bot.pk, kind="llm_call", ok=True, purpose="their-purpose")
+    client.force_login(owner)
+
+    page = client.get("/admin/llm/runevent/")
+
+    assert page.status_code == 200
+    assert "mine-purpose" in page.text and "their-purpose" not in page.text
+
+
+def test_an_unknown_journal_kind_is_refused(bot):
+    with pytest.raises(ValueError, match="unknown run event kind"):
+        run_event_record(bot_id=bot.pk, kind="vibes", ok=True)
+
+
+def test_searching_the_journal_by_conversation_survives_a_word(client, owner, bot):
+    run_event_record(bot_id=bot.pk, kind="llm_call", ok=True, purpose="p", conversation_id=42)
+    client.force_login(owner)
+
+    assert client.get("/admin/llm/runevent/", {"q": "42"}).status_code == 200
+    assert client.get("/admin/llm/runevent/", {"q": "слово"}).status_code == 200
