@@ -14,9 +14,9 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
@@ -138,9 +138,10 @@ def qa_add(*, bot: Bot, question: str, answer: str, weight: float = QA_DEFAULT_W
 
 
 def qa_import_csv(*, bot: Bot, data: bytes, filename: str = "CSV") -> ImportResult:
-    """Import a CSV of pairs (see `knowledge.qa_csv` for the accepted shapes). All rows are
-    checked first; one bad row and nothing is imported, with every bad row listed. Pairs not in
-    the file are left alone: a CSV adds and updates, it does not replace hand-typed pairs."""
+    """Import a CSV of pairs: header `question,answer[,weight][,url]` or `вопрос;ответ[;вес][;ссылка]`.
+    All rows are checked first; one bad row and nothing is imported, with every bad row listed.
+    Pairs not in the file are left alone: a CSV adds and updates, it does not replace pairs typed
+    by hand (they share one source, so a CSV row updates a typed pair with the same question)."""
     name = document_name(filename)
     rows = _qa_rows(filename=name, data=data)
     problems = [f"строка {row.line}: {reason}" for row in rows for reason in row.problems]
@@ -235,35 +236,41 @@ class QARow:
 def _qa_rows(*, filename: str, data: bytes) -> list[QARow]:
     """Rows with their first line number (a quoted answer may span lines) and what is wrong with
     each. Excel in Russia saves «;»-separated cp1251, «CSV UTF-8» adds a BOM: all are accepted."""
+    if len(data) > settings.UPLOAD_MAX_BYTES:
+        raise DocumentTooLarge(filename, len(data), settings.UPLOAD_MAX_BYTES)
     text = decode_text(filename, data)
-    if not text.strip():
+    body = text.lstrip("\r\n")
+    if not body.strip():
         raise DocumentEmpty(filename)
-    delimiter, columns = _qa_header(filename, text)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    line = text[: len(text) - len(body)].count("\n") + 1  # blank lines above the header still count
+    delimiter, columns = _qa_header(filename, body, line)
+    reader = csv.reader(io.StringIO(body, newline=""), delimiter=delimiter)
     next(reader)
-    rows, line = [], reader.line_num + 1
+    rows, offset, row_start = [], line - 1, reader.line_num + 1
     for cells in reader:
         if any(cell.strip() for cell in cells):
-            rows.append(_qa_row(line, cells, columns, delimiter))
-        line = reader.line_num + 1
+            rows.append(_qa_row(offset + row_start, cells, columns, delimiter))
+        row_start = reader.line_num + 1
     if not rows:
         raise RowsInvalid(f"Файл «{filename}»", ["в файле только заголовок, нет ни одной пары"])
     _mark_repeated_questions(rows)
     return rows
 
 
-def _qa_header(filename: str, text: str) -> tuple[str, list[str]]:
-    first_line = text.lstrip("\r\n").splitlines()[0]
+def _qa_header(filename: str, text: str, line: int) -> tuple[str, list[str]]:
+    """The delimiter is the one that splits the header into known column names."""
+    first_line = text.splitlines()[0]
     for delimiter in (";", ",", "\t"):
         names = [name.strip().lower() for name in next(csv.reader([first_line], delimiter=delimiter))]
         columns = [_QA_COLUMNS.get(name, "") for name in names]
         if "question" in columns and "answer" in columns:
             unknown = [name for name, column in zip(names, columns, strict=True) if not column and name]
             if unknown:
-                problem = f"строка 1: неизвестный столбец «{unknown[0]}» ({_QA_HEADER_HINT})"
+                problem = f"строка {line}: неизвестный столбец «{unknown[0]}» ({_QA_HEADER_HINT})"
                 raise RowsInvalid(f"Файл «{filename}»", [problem])
             return delimiter, columns
-    raise RowsInvalid(f"Файл «{filename}»", [f"строка 1: нет столбцов «вопрос» и «ответ» ({_QA_HEADER_HINT})"])
+    problem = f"строка {line}: нет столбцов «вопрос» и «ответ» ({_QA_HEADER_HINT})"
+    raise RowsInvalid(f"Файл «{filename}»", [problem])
 
 
 def _qa_row(line: int, cells: list[str], columns: list[str], delimiter: str) -> QARow:
@@ -432,21 +439,6 @@ def _batches(items: list[T]) -> list[list[T]]:
 # --- shared -----------------------------------------------------------------------------------
 
 
-def file_read(path: Path, *, limit: int | None = None) -> bytes:
-    """Read a file for a command, refusing an oversized one before it is loaded into memory."""
-    try:
-        size = path.stat().st_size
-        if limit is not None and size > limit:
-            raise DocumentTooLarge(path.name, size, limit)
-        return path.read_bytes()
-    except FileNotFoundError as exc:
-        raise KnowledgeError(f"Файл «{path}» не найден. Проверьте путь.") from exc
-    except IsADirectoryError as exc:
-        raise KnowledgeError(f"«{path}» — это папка, а нужен файл.") from exc
-    except PermissionError as exc:
-        raise KnowledgeError(f"Нет прав на чтение файла «{path}».") from exc
-
-
 def _lock_bot(bot: Bot) -> None:
     """Serialise imports into one bot: two uploads of the same file at once would otherwise both
     create its Source. Must be called inside the import's transaction."""
@@ -481,6 +473,4 @@ def _url_ok(url: str) -> bool:
 
 
 def _digest(text: str) -> str:
-    from knowledge.services import content_hash
-
     return content_hash(text)

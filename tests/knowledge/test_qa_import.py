@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from knowledge.exceptions import QAInvalid, RowsInvalid
+from knowledge.exceptions import DocumentTooLarge, QAInvalid, RowsInvalid
 from knowledge.importing import qa_add, qa_import_csv, question_key
 from knowledge.models import Entry, Source
 
@@ -160,6 +160,22 @@ def test_a_quoted_answer_spanning_lines_does_not_shift_the_line_numbers(bot):
         qa_import_csv(bot=bot, data=data)
 
     assert refused.value.problems == ["строка 4: пустой ответ"]
+
+
+def test_blank_lines_above_the_header_still_count_in_line_numbers(bot):
+    data = "\r\n\r\nвопрос;ответ\r\nКак?;\r\n".encode()
+
+    with pytest.raises(RowsInvalid) as refused:
+        qa_import_csv(bot=bot, data=data)
+
+    assert refused.value.problems == ["строка 4: пустой ответ"]
+
+
+def test_a_csv_over_the_upload_limit_is_refused(bot, settings):
+    settings.UPLOAD_MAX_BYTES = 100
+
+    with pytest.raises(DocumentTooLarge, match=r"Файл «faq\.csv» слишком большой"):
+        qa_import_csv(bot=bot, data=EXCEL_RU.encode() * 2, filename="faq.csv")
 
 
 HEADER_HINT = "(первая строка — заголовок «вопрос;ответ;вес;ссылка» или «question,answer,weight,url»)"

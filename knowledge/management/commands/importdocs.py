@@ -18,9 +18,24 @@ from tqdm import tqdm
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.models import Bot
 from assistant.bots.selectors import bot_by_slug
-from knowledge.exceptions import KnowledgeError
-from knowledge.importing import ImportResult, document_import, file_read
+from knowledge.exceptions import DocumentTooLarge, KnowledgeError
+from knowledge.importing import ImportResult, document_import
 from knowledge.indexing import embed_pending
+
+
+def file_read(path: Path, *, limit: int | None = None) -> bytes:
+    """Read a file named on the command line, refusing an oversized one before loading it."""
+    try:
+        size = path.stat().st_size
+        if limit is not None and size > limit:
+            raise DocumentTooLarge(path.name, size, limit)
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise KnowledgeError(f"Файл «{path}» не найден. Проверьте путь.") from exc
+    except IsADirectoryError as exc:
+        raise KnowledgeError(f"«{path}» — это папка, а нужен файл.") from exc
+    except PermissionError as exc:
+        raise KnowledgeError(f"Нет прав на чтение файла «{path}».") from exc
 
 
 def bot_for_command(slug: str) -> Bot:

@@ -10,8 +10,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.exceptions import KnowledgeError
-from knowledge.importing import file_read, qa_import_csv
-from knowledge.management.commands.importdocs import add_embedding_flag, bot_for_command, embed_now, result_line
+from knowledge.importing import qa_import_csv
+from knowledge.management.commands.importdocs import (
+    add_embedding_flag,
+    bot_for_command,
+    embed_now,
+    file_read,
+    result_line,
+)
 
 
 class Command(BaseCommand):

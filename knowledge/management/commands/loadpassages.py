@@ -11,8 +11,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from knowledge.exceptions import KnowledgeError
-from knowledge.importing import file_read, passages_load
-from knowledge.management.commands.importdocs import add_embedding_flag, bot_for_command, embed_now, result_line
+from knowledge.importing import passages_load
+from knowledge.management.commands.importdocs import (
+    add_embedding_flag,
+    bot_for_command,
+    embed_now,
+    file_read,
+    result_line,
+)
 
 
 class Command(BaseCommand):
