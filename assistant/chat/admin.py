@@ -10,7 +10,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from assistant.bots.admin_scoping import BotScopedAdmin
+from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
 from assistant.chat.models import Conversation, Message
 
 _MESSAGE_FIELDS: tuple[str, ...] = (
@@ -30,6 +30,13 @@ class MessageInline(admin.TabularInline):
     can_delete = False
     show_change_link = False
     ordering = ["id"]
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Owners hold no Django model permissions: the parent conversation's bot decides. Without
+        a parent (the inline's own queryset check) the rows are already limited to that parent."""
+        if obj is None:
+            return bool(request.user.is_active and getattr(request.user, "is_staff", False))
+        return may_access_bot(request, obj.bot_id)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

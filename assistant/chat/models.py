@@ -33,7 +33,7 @@ class Conversation(models.Model):
         OPERATOR = "operator", _("у оператора")
         CLOSED = "closed", _("закрыт")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="conversations")
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="conversations", verbose_name=_("бот"))
     visitor_id = models.CharField(_("посетитель"), max_length=64, validators=[visitor_id_validator])
     state = models.CharField(_("состояние"), max_length=20, choices=State.choices, default=State.BOT)
     variant = models.CharField(_("вариант эксперимента"), max_length=64, blank=True)
@@ -69,9 +69,11 @@ class Message(models.Model):
         OPERATOR = "operator", _("оператор")
         SYSTEM = "system", _("система")
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages", verbose_name=_("разговор")
+    )
     # Denormalised from the conversation so that every query can be scoped by bot directly.
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="messages")
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="messages", verbose_name=_("бот"))
     role = models.CharField(_("роль"), max_length=10, choices=Role.choices)
     text = models.TextField(_("текст"))
     intent = models.CharField(_("намерение"), max_length=32, blank=True)
@@ -83,7 +85,7 @@ class Message(models.Model):
     rating = models.SmallIntegerField(_("оценка"), default=0, choices=[(-1, "👎"), (0, "—"), (1, "👍")])
     client_msg_id = models.CharField(max_length=64, blank=True)
     reply_to = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="replies"
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="replies", verbose_name=_("ответ на")
     )
     flags = models.JSONField(_("отметки"), default=_empty_flags, blank=True)
     llm_meta = models.JSONField(default=dict, blank=True)
