@@ -55,6 +55,13 @@ class HandoffUnavailable(ChatError):
     default_message = "Передать разговор оператору сейчас нельзя. Свяжитесь с нами через контакты на сайте."
 
 
+class ServerError(ChatError):
+    """Anything unexpected; the details go to the log, never to the visitor."""
+
+    code = "server_error"
+    default_message = "Что-то пошло не так на нашей стороне. Попробуйте ещё раз через минуту."
+
+
 class RateLimited(ChatError):
     code = "rate_limited"
 
