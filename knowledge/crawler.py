@@ -304,6 +304,8 @@ def _embed(run: CrawlRun, progress: Progress | None) -> None:
     run.embeddings_total = run.bot.entries.filter(entries_needing_embedding(run.bot_id, get_embedder().key)).count()
     run.embeddings_done = 0
     run.save(update_fields=["status", "embeddings_total", "embeddings_done"])
+    if progress:
+        progress(run)
 
     def on_batch(done: int, total: int) -> None:
         run.embeddings_done, run.embeddings_total = done, max(total, done)

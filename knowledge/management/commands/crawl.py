@@ -38,9 +38,9 @@ class ProgressBar:
     def __call__(self, run: CrawlRun) -> None:
         if run.status == CrawlRun.Status.EMBEDDING and not self.embedding:
             self.embedding = True
-            self.bar.reset(total=run.embeddings_total)
-            self.bar.set_description("Векторы")
             self.bar.unit = "зап"
+            self.bar.set_description("Векторы", refresh=False)
+            self.bar.reset(total=run.embeddings_total)
         done, total = (
             (run.embeddings_done, run.embeddings_total) if self.embedding else (run.pages_done, run.pages_total)
         )
