@@ -86,7 +86,17 @@ def extract_blocks(*, filename: str, data: bytes) -> list[Block]:
         raise DocumentUnsupported(filename, _OLD_FORMATS.get(suffix, ""))
     if not data.strip():
         raise DocumentEmpty(filename)
-    return reader(filename, data)
+    return _without_nul(reader(filename, data))
+
+
+def _without_nul(blocks: list[Block]) -> list[Block]:
+    """PostgreSQL refuses NUL in text columns; odd PDF fonts and Word files can produce it."""
+    cleaned = (
+        Block(tuple(part.replace("\x00", "") for part in block.heading_path), block.text.replace("\x00", "").strip(),
+              block.anchor)
+        for block in blocks
+    )
+    return [block for block in cleaned if block.text]
 
 
 # --- plain text and its encoding ------------------------------------------------------------
@@ -264,8 +274,9 @@ def _read_pdf(filename: str, data: bytes) -> list[Block]:
 def _pdf_pages(filename: str, data: bytes) -> list[str]:
     from pypdf import PasswordType, PdfReader
 
-    # pypdf quietly repairs broken files and would import half of a truncated one.
-    if not data.lstrip().startswith(b"%PDF-") or b"%%EOF" not in data[-2048:]:
+    # pypdf quietly repairs broken files and would import half of a truncated one. The header may
+    # follow some junk (readers accept it within the first 1024 bytes); the end marker may not.
+    if b"%PDF-" not in data[:1024] or b"%%EOF" not in data[-2048:]:
         raise DocumentCorrupt(filename, "PDF")
     try:
         reader = PdfReader(io.BytesIO(data))

@@ -123,6 +123,22 @@ def test_a_docx_keeps_its_headings_and_reads_tables_as_rows(bot):
     }
 
 
+def test_docx_headings_are_found_by_russian_style_names_and_by_inheritance(bot):
+    from docx.enum.style import WD_STYLE_TYPE
+
+    def build(document):
+        russian = document.styles.add_style("Заголовок 1", WD_STYLE_TYPE.PARAGRAPH)
+        custom = document.styles.add_style("Мой подзаголовок", WD_STYLE_TYPE.PARAGRAPH)
+        custom.base_style = document.styles["Heading 2"]
+        document.add_paragraph("Гарантия", style=russian)
+        document.add_paragraph("Сроки", style=custom)
+        document.add_paragraph("Год на всю технику.")
+
+    document_import(bot=bot, filename="гарантия.docx", data=make_docx(build))
+
+    assert [entry.heading_path for entry in Entry.objects.filter(bot=bot)] == ["Гарантия › Сроки"]
+
+
 def test_a_pdf_is_split_by_page_with_words_broken_across_lines_rejoined(bot):
     data = make_pdf([["Доставка по Москве стоит 300 рублей,", "бесплат-", "но от 5000 рублей."],
                      ["Гарантия на всю технику — один год."]])
