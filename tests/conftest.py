@@ -1,23 +1,13 @@
 """Shared fixtures: real PostgreSQL + pgvector, real Redis, a real Celery worker, the demo site on
-a local port. Everything a test run creates is namespaced by the process id, so two test runs on
-one machine (two clones, or CI beside a developer) never share a database, queue or cache."""
+a local port. Per-run namespacing of the database, queue and cache is in assistant/testing.py."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-_RUN = f"{os.getpid()}"
-os.environ.setdefault("SPRAVKA_TEST_DB", f"test_spravka_{_RUN}")
-os.environ.setdefault("CELERY_QUEUE", f"spravka-test-{_RUN}")
-os.environ.setdefault("CHANNELS_PREFIX", f"spravka-test-{_RUN}")
-os.environ.setdefault("CACHE_PREFIX", f"spravka-test-{_RUN}")
-os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
-os.environ.setdefault("CRAWL_DELAY", "0")
-
-import pytest  # noqa: E402
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
