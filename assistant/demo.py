@@ -7,6 +7,7 @@ crash on missing tables), and the crawl is queued only once the demo site is lis
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -80,8 +81,22 @@ def worker_start() -> subprocess.Popen[bytes]:
     env = {**os.environ, "CRAWL_ALLOW_PRIVATE": "1"}
     beat_file = str(settings.BASE_DIR / ".data" / "celerybeat-schedule")
     cmd = [sys.executable, "-m", "celery", "-A", "assistant", "worker", "-B", "-s", beat_file,
-           "--loglevel", "WARNING", "--concurrency", "2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE]
-    return subprocess.Popen(cmd, env=env)
+           "--loglevel", "WARNING", "--quiet", "--without-mingle", "--without-gossip", "--concurrency", "2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE]
+    # Its own process group, so stopping it also stops its pool and beat children.
+    return subprocess.Popen(cmd, env=env, start_new_session=True)
+
+
+def worker_stop(worker: subprocess.Popen[bytes]) -> None:
+    """Warm shutdown first (a task in flight is re-queued thanks to late acks), then force."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(worker.pid, sig)
+            worker.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def demo_crawl_queue(bot: Bot) -> None:
@@ -120,10 +135,6 @@ def run(ports: DemoPorts) -> None:
         print(banner(bot, ports), flush=True)
         uvicorn.run("assistant.asgi:application", host=ports.host, port=ports.app, log_level="warning")
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        worker_stop(worker)
         site.shutdown()
         print("Stopped.", flush=True)

@@ -161,6 +161,8 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "e5-small")
 EMBEDDING_BATCH = env_int("EMBEDDING_BATCH", 32)
 # The crawler refuses private, loopback and link-local addresses unless this is on (demo, tests).
 CRAWL_ALLOW_PRIVATE = env_bool("CRAWL_ALLOW_PRIVATE", False)
+# Trusted intranet networks the crawler may reach even with private addresses refused (CIDR list).
+CRAWL_ALLOWED_NETWORKS = env_list("CRAWL_ALLOWED_NETWORKS", [])
 CRAWL_MAX_PAGES = env_int("CRAWL_MAX_PAGES", 500)
 CRAWL_MAX_PAGE_BYTES = env_int("CRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024)
 CRAWL_TIMEOUT = env_float("CRAWL_TIMEOUT", 15.0)
