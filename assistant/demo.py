@@ -80,8 +80,11 @@ def worker_start() -> subprocess.Popen[bytes]:
     """A Celery worker with the beat scheduler inside (re-crawls on schedule)."""
     env = {**os.environ, "CRAWL_ALLOW_PRIVATE": "1"}
     beat_file = str(settings.BASE_DIR / ".data" / "celerybeat-schedule")
-    cmd = [sys.executable, "-m", "celery", "-A", "assistant", "worker", "-B", "-s", beat_file,
-           "--loglevel", "WARNING", "--quiet", "--without-mingle", "--without-gossip", "--concurrency", "2", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE]
+    cmd = [
+        sys.executable, "-m", "celery", "--quiet", "-A", "assistant", "worker", "-B", "-s", beat_file,
+        "--loglevel", "WARNING", "--without-mingle", "--without-gossip", "--concurrency", "2",
+        "-Q", settings.CELERY_TASK_DEFAULT_QUEUE,
+    ]
     # Its own process group, so stopping it also stops its pool and beat children.
     return subprocess.Popen(cmd, env=env, start_new_session=True)
 
@@ -101,7 +104,6 @@ def worker_stop(worker: subprocess.Popen[bytes]) -> None:
 
 def demo_crawl_queue(bot: Bot) -> None:
     from knowledge.crawler import crawl_start
-
     from knowledge.services import source_get_or_create
 
     source = source_get_or_create(bot=bot, kind="site", url=bot.site_url, title="Сайт демо-магазина")
