@@ -39,8 +39,9 @@
   // Close codes after which reconnecting cannot help (docs/widget-protocol.md).
   const FINAL_CLOSE_CODES = [4403, 4404];
   const FINAL_ERRORS = ["unknown_bot", "origin_refused"];
-  // Errors that answer a "message" frame instead of its ack.
+  // Errors that can only answer a "message" frame (instead of its ack), even when unnamed.
   const MESSAGE_ERRORS = ["rate_limited", "too_large", "too_long", "empty", "closed"];
+  const SERVER_ERROR_RETRIES = 2;
 
   const TEXTS = {
     ru: {
@@ -62,6 +63,7 @@
         origin_refused: "Чат не разрешён на этом сайте.",
         bad_frame: "Не удалось отправить. Обновите страницу.",
         handoff_unavailable: "Оператор сейчас недоступен.",
+        server_error: "Не получилось ответить из-за ошибки на сервере. Пробуем ещё раз.",
         other: "Что-то пошло не так. Попробуйте ещё раз.",
       },
     },
@@ -84,6 +86,7 @@
         origin_refused: "The chat is not allowed on this site.",
         bad_frame: "Could not send. Please reload the page.",
         handoff_unavailable: "No operator is available right now.",
+        server_error: "A server error got in the way. Trying again.",
         other: "Something went wrong. Please try again.",
       },
     },
@@ -823,24 +826,40 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     }, Math.max(Number(seconds) || 1, 1) * 1000);
   }
 
+  // The pending message an error refuses: the server names it (client_msg_id); when it does not,
+  // it is the oldest one still awaiting its ack, since a socket's frames are handled in order.
+  function refusedMessage(f) {
+    let cid = f.client_msg_id;
+    if (cid) state.awaiting = state.awaiting.filter((x) => x !== cid);
+    else cid = state.awaiting.shift();
+    return pendingById(cid);
+  }
+
   function onMessageError(f) {
-    const p = pendingById(state.awaiting.shift());
+    const p = refusedMessage(f);
     if (!p) return;
     if (f.code === "rate_limited") retryLater(p, f.retry_after); // same client_msg_id, as the doc asks
     else if (f.code === "closed") sendHello(); // a new conversation starts; its welcome resends p
-    else returnToInput(p);
+    else if (f.code === "server_error") {
+      // A resend is safe; a few tries, then it waits for the next reconnect (still pending).
+      p.retries = (p.retries || 0) + 1;
+      if (p.retries <= SERVER_ERROR_RETRIES) retryLater(p, 3 * p.retries);
+    } else returnToInput(p);
   }
 
   function onError(f) {
     showTyping(false);
-    if (f.code === "hello_required") return sendHello(); // its welcome resends what is pending
+    if (f.code === "hello_required") {
+      if (f.client_msg_id) refusedMessage(f);
+      return sendHello(); // its welcome resends what is pending
+    }
     if (FINAL_ERRORS.indexOf(f.code) >= 0) {
       state.stopped = true; // a wrong key or origin will not fix itself: do not hammer the server
       showStatus(errorText(f));
       return;
     }
     if (f.code === "not_found") return; // rating a message the server no longer offers: nothing to say
-    if (MESSAGE_ERRORS.indexOf(f.code) >= 0) onMessageError(f);
+    if (f.client_msg_id || MESSAGE_ERRORS.indexOf(f.code) >= 0) onMessageError(f);
     if (f.code !== "closed") showNotice(errorText(f), f.retry_after);
   }
 

@@ -16,6 +16,7 @@ from urllib.request import urlopen
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, sync_playwright
+from pytest_django import DjangoDbBlocker
 
 from demo.server import DemoServer, serve_in_thread
 from tests.e2e.fake_chat import FakeChat
@@ -26,6 +27,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 PHONE: ViewportSize = {"width": 390, "height": 844}
+APP_DB_NAME = "spravka-e2e-app"
 
 ShopFactory = Callable[..., str]
 
@@ -34,7 +36,11 @@ ShopFactory = Callable[..., str]
 # pytest-asyncio runs for async tests elsewhere in the same session.
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
+    # Playwright's sync API keeps an asyncio loop alive in this thread, so Django refuses ORM
+    # calls (test data, the flush after a transactional test) as if they came from async code.
+    # They do not: allow them exactly while the browser lives.
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
@@ -63,7 +69,7 @@ def snippet(app_url: str, public_key: str, **attrs: str) -> str:
     return f'<script src="{app_url}/static/assistant/widget.js" data-bot="{public_key}"{extra} async></script>'
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def shop_factory() -> Iterator[ShopFactory]:
     """Start the demo shop with a given widget snippet; returns its origin."""
     servers: list[DemoServer] = []
@@ -127,13 +133,18 @@ def wait_until_serving(url: str, process: subprocess.Popen[bytes], timeout: floa
     raise RuntimeError(f"uvicorn did not serve {url} within {timeout:.0f} s")
 
 
-@pytest.fixture
-def live_app(transactional_db: None) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def live_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[str]:
     """The real ASGI app (HTTP + the widget websocket) in a uvicorn subprocess on the test
-    database. transactional_db: rows the test writes are committed, so the subprocess sees them."""
+    database. It sees only committed rows: write them outside a test transaction."""
     from django.conf import settings
     from django.db import connection
 
+    # pytest-django creates the test database only when a collected test is marked django_db;
+    # without one, this would point the app (and the fixtures' writes) at the developer's own.
+    assert connection.settings_dict["NAME"] == connection.settings_dict["TEST"]["NAME"], (
+        "live_app needs the test database: mark the test module with pytest.mark.django_db"
+    )
     port = free_port()
     env = {
         **os.environ,
@@ -143,6 +154,7 @@ def live_app(transactional_db: None) -> Iterator[str]:
         "ANTHROPIC_API_KEY": "",
         "CHAT_RATE_IP": "0",  # every test browses from 127.0.0.1; the limit is tested in tests/chat
         "DEBUG": "1",  # serve /static/ from the app, as `make run` does
+        "PGAPPNAME": APP_DB_NAME,  # libpq tags the app's sessions: teardown waits for them to end
     }
     app = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
@@ -160,3 +172,26 @@ def live_app(transactional_db: None) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             app.kill()
             app.wait()
+        with django_db_blocker.unblock():
+            wait_for_app_sessions_to_end()
+
+
+def wait_for_app_sessions_to_end(timeout: float = 10.0) -> None:
+    """PostgreSQL notices a dead client's sessions a moment after the process exits; until then
+    the test database cannot be dropped at the end of the run."""
+    from django.db import connection, connections
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s",
+                [APP_DB_NAME],
+            )
+            (left,) = cursor.fetchone() or (0,)
+        if not left:
+            break
+        time.sleep(0.1)
+    # While Playwright's loop runs, Django keeps this thread's connection in a context-local slot
+    # that pytest-django does not close; close it, or the test database cannot be dropped.
+    connections.close_all()

@@ -39,7 +39,8 @@ class FakeChat:
     connections: int = 0
     conversation_id: int = 1
     hold_acks: bool = False  # store messages but never acknowledge (an ack lost with the socket)
-    rate_limit_next: int = 0  # the next N new messages get rate_limited
+    rate_limit_next: int = 0  # the next N new messages get rate_limited (unnamed, like older servers)
+    fail_next: int = 0  # the next N messages get server_error naming their client_msg_id
     refuse: str = ""  # "origin_refused" or "unknown_bot": refuse every socket
     url: str = ""
     _loop: asyncio.AbstractEventLoop | None = None
@@ -144,6 +145,15 @@ class FakeChat:
             self.rate_limit_next -= 1
             await self._send(ws, {"type": "error", "code": "rate_limited", "retry_after": 1,
                                   "message": "Слишком много сообщений, подождите 1 с"})
+            return
+        if len(text) > 2000:
+            await self._send(ws, {"type": "error", "code": "too_long", "client_msg_id": cid,
+                                  "message": "Сообщение слишком длинное: не больше 2000 символов."})
+            return
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            await self._send(ws, {"type": "error", "code": "server_error", "client_msg_id": cid,
+                                  "message": "Что-то сломалось на нашей стороне. Попробуйте ещё раз."})
             return
         if visitor is None:
             visitor = self._store("visitor", text, client_msg_id=cid)

@@ -5,22 +5,13 @@ shop's CSS, the English UI and the phone layout. The real chain is in test_widge
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import PHONE, ShopFactory, snippet
 from tests.e2e.fake_chat import REFUSALS, FakeChat
-from tests.e2e.widget import NO_ANSWER, Widget
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
+from tests.e2e.widget import NO_ANSWER, Widget, wait_for
 
 
 def test_it_talks_to_the_server_the_script_came_from_not_the_shop(page: Page, fake_shop: str, fake_chat: FakeChat):
@@ -134,6 +125,31 @@ def test_rate_limited_says_how_long_to_wait_and_resends_later(page: Page, fake_s
     expect(widget.last("bot").locator(".src a")).to_be_visible(timeout=10000)
     frames = fake_chat.sent("message")
     assert len(frames) == 2 and frames[0]["client_msg_id"] == frames[1]["client_msg_id"]
+
+
+def test_a_server_error_is_retried_with_the_same_id(page: Page, fake_shop: str, fake_chat: FakeChat):
+    fake_chat.fail_next = 1
+    page.goto(fake_shop)
+    widget = Widget(page)
+    widget.open()
+    widget.ask("Можно ли вернуть товар?")
+    expect(widget.notice).to_contain_text("Что-то сломалось на нашей стороне")
+    expect(widget.last("bot").locator(".src a")).to_be_visible(timeout=10000)
+    first, again = fake_chat.sent("message")
+    assert first["client_msg_id"] == again["client_msg_id"]
+
+
+def test_a_refused_message_goes_back_into_the_input(page: Page, fake_shop: str, fake_chat: FakeChat):
+    page.goto(fake_shop)
+    widget = Widget(page)
+    widget.open()
+    expect(widget.input).to_have_attribute("maxlength", "2000")  # typing stops at the server's limit
+    too_long = "а" * 2001  # set by a script, which maxlength does not stop
+    widget.input.evaluate("(el, text) => { el.value = text; }", too_long)
+    widget.input.press("Enter")
+    expect(widget.notice).to_have_text("Сообщение слишком длинное: не больше 2000 символов.")
+    expect(widget.input).to_have_value(too_long)
+    expect(widget.messages("visitor")).to_have_count(0)
 
 
 @pytest.mark.parametrize("refusal", ["origin_refused", "unknown_bot"])

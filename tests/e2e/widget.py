@@ -3,6 +3,9 @@ selectors reach inside; focus inside the shadow root is read through `shadowRoot
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from playwright.sync_api import Locator, Page, expect
 
 NO_ANSWER = "точного ответа у меня нет"
@@ -40,3 +43,12 @@ class Widget:
             " const el = host && host.shadowRoot.activeElement;"
             " return el ? (el.className || el.tagName.toLowerCase()) : ''; }"
         ))
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Poll a condition on the test side (server state), where Playwright's expect cannot look."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)

@@ -1,0 +1,166 @@
+"""A visitor on the demo shop, the real app behind the widget: uvicorn serving the ASGI app on the
+test database, pages of the demo site in the knowledge base, no language model (retrieval only),
+so every answer and its link come from the shop's own pages.
+
+Refresh docs/screenshots/ with: SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest tests/e2e/test_widget_live.py"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.request import urlopen
+
+import pytest
+from django.db import connections
+from playwright.sync_api import Page, expect
+from pytest_django import DjangoDbBlocker
+
+from assistant.bots.models import Bot
+from tests.e2e.conftest import PHONE, SCREENSHOTS, ShopFactory, snippet
+from tests.e2e.widget import NO_ANSWER, Widget
+
+# The tests themselves only drive the browser; the mark makes pytest-django create the test
+# database the module fixture writes to and the app reads from.
+pytestmark = pytest.mark.django_db
+
+XSS_IMG = '<img src=x onerror="window.__xss=1">'
+XSS_SCRIPT = "<script>window.__xss=1</script>"
+
+
+# The pages a visitor's questions here touch, plus near neighbours the search must tell apart
+# (returns of a defective item, delivery, payment, warranty). The whole site would take minutes
+# to embed on a busy machine; these go through the crawler's own extraction and chunking.
+PAGES = ["/returns/", "/returns/defective/", "/delivery/", "/payment/", "/warranty/", "/faq/"]
+
+
+def learn_pages(bot: Bot, origin: str) -> None:
+    from knowledge.chunking import page_drafts
+    from knowledge.extract import html_extract
+    from knowledge.indexing import embed_pending
+    from knowledge.services import entry_upsert, source_get_or_create
+
+    source = source_get_or_create(bot=bot, kind="site", url=f"{origin}/", title="Демо-магазин")
+    for path in PAGES:
+        url = f"{origin}{path}"
+        with urlopen(url, timeout=10) as response:
+            page = html_extract(response.read(), url=url)
+        for draft in page_drafts(url=url, title=page.title, blocks=page.blocks):
+            entry_upsert(bot=bot, source=source, draft=draft)
+    assert embed_pending(bot_id=bot.pk) > 0
+
+
+@pytest.fixture(scope="module")
+def shop(live_app: str, shop_factory: ShopFactory, django_db_blocker: DjangoDbBlocker) -> Iterator[str]:
+    """The demo shop with the widget of a bot that knows the shop's pages; yields the shop origin.
+
+    Loaded once for the module and committed outside any test transaction, so the uvicorn
+    process sees it (what `django_db(transaction=True)` gives, without re-embedding per test).
+    Each test is a new browser profile, hence a new visitor and conversation."""
+    with django_db_blocker.unblock():
+        bot = Bot.objects.create(name="ТехноДом", slug="e2e-tehnodom")
+        origin = shop_factory(snippet(live_app, bot.public_key, title="ТехноДом"))
+        bot.site_url, bot.allowed_origins = f"{origin}/", [origin]
+        bot.save(update_fields=["site_url", "allowed_origins"])
+        learn_pages(bot, origin)
+    yield origin
+    with django_db_blocker.unblock():
+        bot.delete()
+        connections.close_all()  # see wait_for_app_sessions_to_end in conftest.py
+
+
+def returns_page(shop: str) -> re.Pattern[str]:
+    """The returns page itself or one of its sections (/returns/#refund), not /returns/defective/."""
+    return re.compile(re.escape(f"{shop}/returns/") + r"(#[\w-]+)?$")
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: docs/screenshots/ with SPRAVKA_SCREENSHOTS=1 (so an ordinary test
+    run leaves the working tree clean), a temporary folder otherwise."""
+    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        return SCREENSHOTS
+    return tmp_path_factory.mktemp("screenshots")
+
+
+def shoot(page: Page, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / name))
+
+
+def test_a_visitor_gets_sourced_answers_an_honest_no_and_their_history_back(page: Page, shop: str, shots: Path):
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    widget.open()
+
+    widget.ask("Можно ли вернуть товар?")
+    answer = widget.last("bot")
+    link = answer.locator(".src a")
+    expect(link).to_have_attribute("href", returns_page(shop), timeout=30000)
+    expect(link).to_have_attribute("target", "_blank")
+    expect(answer.locator(".bubble")).to_contain_text("14 дней")
+    shoot(page, shots, "widget-answer.png")
+
+    widget.ask("Продаёте ли вы автомобили?")
+    refusal = widget.messages("bot").nth(1)
+    expect(refusal.locator(".bubble")).to_contain_text(NO_ANSWER, timeout=30000)
+    expect(refusal.get_by_role("button", name="Позвать оператора")).to_be_visible()
+    expect(refusal.locator(".src")).to_have_count(0)
+    shoot(page, shots, "widget-no-answer.png")
+
+    for payload in (XSS_IMG, XSS_SCRIPT):
+        widget.ask(payload)
+        expect(widget.last("visitor").locator(".bubble")).to_have_text(payload)
+        expect(widget.last("visitor")).not_to_have_class("msg visitor pending")
+    expect(widget.messages("bot")).to_have_count(4, timeout=30000)
+    assert page.evaluate("() => window.__xss") is None
+    assert page.locator("spravka-widget img, spravka-widget script").count() == 0
+
+    page.reload()
+    widget.open()
+    expect(widget.messages("visitor")).to_have_count(4)
+    expect(widget.messages("visitor").first.locator(".bubble")).to_have_text("Можно ли вернуть товар?")
+    expect(widget.messages("bot").first.locator(".src a")).to_have_attribute("href", returns_page(shop))
+    assert page.evaluate("() => window.__xss") is None
+
+
+def test_the_operator_button_hands_the_conversation_over(page: Page, shop: str):
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    widget.open()
+    widget.ask("Продаёте ли вы автомобили?")
+    widget.last("bot").get_by_role("button", name="Позвать оператора").click()
+    expect(widget.last("system")).to_be_visible(timeout=30000)
+    expect(widget.status).to_have_text("Ждём оператора. Он ответит здесь же.")
+
+
+def test_keyboard_only(page: Page, shop: str):
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    for _ in range(80):  # the launcher comes last in the tab order, after the shop's own links
+        page.keyboard.press("Tab")
+        if widget.focused() == "launcher":
+            break
+    assert widget.focused() == "launcher"
+    page.keyboard.press("Enter")
+    expect(widget.panel).to_be_visible()
+    expect(widget.input).to_be_focused()
+    page.keyboard.type("Можно ли вернуть товар?")
+    page.keyboard.press("Enter")
+    expect(widget.last("bot").locator(".src a")).to_be_visible(timeout=30000)
+    page.keyboard.press("Escape")
+    expect(widget.panel).to_be_hidden()
+    assert widget.focused() == "launcher"
+
+
+def test_on_a_phone(page: Page, shop: str, shots: Path):
+    page.set_viewport_size(PHONE)
+    page.goto(f"{shop}/delivery/")
+    widget = Widget(page)
+    widget.open()
+    widget.ask("Можно ли вернуть товар?")
+    expect(widget.last("bot").locator(".src a")).to_be_visible(timeout=30000)
+    assert widget.panel.bounding_box() == {"x": 0, "y": 0, "width": PHONE["width"], "height": PHONE["height"]}
+    assert widget.input.evaluate("el => getComputedStyle(el).fontSize") == "16px"
+    shoot(page, shots, "widget-mobile.png")
