@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.admin.sites import site
+from django.forms import ModelChoiceField
 from django.test import RequestFactory
 
 from assistant.llm.journal import run_event_record
-from assistant.llm.models import RunEvent, Usage
+from assistant.llm.models import BotLLMSettings, RunEvent, Usage
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +82,15 @@ def test_searching_the_journal_by_conversation_survives_a_word(client, owner, bo
 
     assert client.get("/admin/llm/runevent/", {"q": "42"}).status_code == 200
     assert client.get("/admin/llm/runevent/", {"q": "слово"}).status_code == 200
+
+
+def test_an_owner_may_set_models_only_for_their_own_bot(owner, bot, other_bot):
+    admin = site._registry[BotLLMSettings]
+    mine = BotLLMSettings.objects.create(bot=bot)
+    theirs = BotLLMSettings.objects.create(bot=other_bot)
+
+    assert admin.has_change_permission(as_user(owner), mine)
+    assert not admin.has_change_permission(as_user(owner), theirs)
+    field = admin.get_form(as_user(owner))().fields["bot"]
+    assert isinstance(field, ModelChoiceField) and field.queryset is not None
+    assert list(field.queryset) == [bot]
