@@ -13,3 +13,7 @@ os.environ.setdefault("CHANNELS_PREFIX", f"spravka-test-{_RUN}")
 os.environ.setdefault("CACHE_PREFIX", f"spravka-test-{_RUN}")
 os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
 os.environ.setdefault("CRAWL_DELAY", "0")
+# Tests talk to the local fake Messages API only (tests/fakes); never to a real provider.
+for _name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "LLM_OPENAI_BASE_URL", "LLM_OPENAI_API_KEY"):
+    os.environ.pop(_name, None)
+os.environ["LLM_PROVIDER"] = "none"
