@@ -12,6 +12,9 @@ from django.conf import settings
 
 # key -> dimension; migration 0002 keeps one partial HNSW index per key.
 DIMENSIONS = {"e5-small": 384, "use-m3": 512}
+# key -> (floor, ceiling) of query/passage cosines, used by search to rescale a cosine to 0..1:
+# e5 cosines bunch in 0.8..0.9, USE spreads wider. Calibrated in bench/retrieval_quality.py.
+COSINE_RANGE = {"e5-small": (0.78, 0.92), "use-m3": (0.15, 0.75)}
 
 
 class Embedder(Protocol):

@@ -1,0 +1,51 @@
+"""`manage.py reembed SLUG [--model KEY] [--all]`: vectors for a bot's entries after a model change.
+
+Entries embedded by another model (or not at all) are re-embedded; `--all` also redoes those
+already embedded by this model (e.g. after a package upgrade changed its weights). Until an entry
+is re-embedded, search still finds it through full text and trigrams, just not by meaning.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assistant.bots.exceptions import BotNotFound
+from assistant.bots.selectors import bot_by_slug
+from knowledge.embeddings import DIMENSIONS
+from knowledge.indexing import embed_pending, embeddings_reset
+
+
+class Command(BaseCommand):
+    help = "Пересчитать векторы записей бота: reembed SLUG [--model KEY] [--all]"
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--model", choices=sorted(DIMENSIONS), default=None,
+                            help=f"модель (по умолчанию из настроек: {settings.EMBEDDING_MODEL})")
+        parser.add_argument("--all", action="store_true", help="пересчитать и уже посчитанные этой моделью")
+        parser.add_argument("--batch", type=int, default=None, help="размер пачки")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            bot = bot_by_slug(options["slug"])
+        except BotNotFound as exc:
+            raise CommandError(str(exc)) from exc
+        model = options["model"] or settings.EMBEDDING_MODEL
+        if options["all"]:
+            embeddings_reset(bot_id=bot.pk)
+        started = time.monotonic()
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            if time.monotonic() - last[0] > 2 or done == total:
+                last[0] = time.monotonic()
+                self.stdout.write(f"  {done}/{total}")
+
+        done = embed_pending(bot_id=bot.pk, model_key=model, batch_size=options["batch"], progress=progress)
+        elapsed = time.monotonic() - started
+        rate = f", {done / elapsed:.1f} в секунду" if done and elapsed > 0 else ""
+        self.stdout.write(self.style.SUCCESS(f"Готово: {done} записей, модель {model}, {elapsed:.1f} с{rate}"))

@@ -1,0 +1,234 @@
+"""Hybrid search over one bot's knowledge: the single read path the answer chain, the commands and
+the benchmarks use. See docs/search.md for the formula and how its constants were calibrated.
+
+One SQL statement gathers candidates from three retrievers (HNSW vector search, full text, title
+trigrams) and returns the raw signals of every candidate; the fusion into one 0..1 score happens
+here in Python, where it can be read, documented and tested. What must stay true:
+
+- every query is scoped to one bot and to active entries (tenant isolation is tested);
+- the vector retriever uses the same cast and predicate as the partial HNSW index of its model
+  (migration 0002), otherwise PostgreSQL silently falls back to an exact scan;
+- the score means the same thing for every question, because `Bot.match_threshold` and
+  `Bot.confidence_threshold` are thresholds on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection, transaction
+
+from assistant.bots.models import Bot
+from knowledge.embeddings import COSINE_RANGE, DIMENSIONS, get_embedder
+from knowledge.models import Entry
+
+# How many candidates each retriever contributes before fusion (they overlap heavily).
+VECTOR_CANDIDATES = 30
+TEXT_CANDIDATES = 30
+TITLE_CANDIDATES = 10
+# HNSW breadth: measured in bench/search_speed.py for recall@10 >= 0.95 against exact search.
+EF_SEARCH = 100
+# A query word unknown to the bot's texts is read as the most similar known lexeme at least this
+# similar (pg_trgm similarity), credited by that similarity: 'вазврат' -> 'возврат' (0.45).
+TYPO_SIMILARITY = 0.4
+
+# Fusion weights of the three relevance signals (they sum to 1), see docs/search.md.
+W_VECTOR = 0.6
+W_LEXICAL = 0.25
+W_TRIGRAM = 0.15
+# Entry factor: weight 0.5 (a page chunk) -> 0.9, weight 1.0 (a correction) -> 1.0.
+WEIGHT_BASE = 0.8
+WEIGHT_SLOPE = 0.2
+# An entry whose page or answer was flagged for review counts this much less.
+REVIEW_PENALTY = 0.15
+BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What SQL returns for one candidate: raw, unfused, straight from the database."""
+
+    entry_id: int
+    kind: str
+    url: str
+    title: str
+    text: str
+    weight: float
+    review_needed: bool
+    cosine: float | None
+    lexical: float
+    trigram: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One hit. `components` holds every term of the score, for hit testing and the docs."""
+
+    entry_id: int
+    url: str
+    title: str
+    text: str
+    kind: str
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+
+
+def search_entries(
+    bot: Bot, query: str, *, k: int = 5, query_vector: Sequence[float] | np.ndarray | None = None,
+    model_key: str | None = None,
+) -> list[SearchResult]:
+    """The best `k` active entries of `bot` for `query`, best first, each with a 0..1 score.
+
+    `query_vector` lets a caller embed once and search several times (and keeps embedding time
+    out of the search benchmark); it must come from `model_key`'s model (default: settings).
+    """
+    query = " ".join(query.split())
+    if not query:
+        return []
+    embedder = get_embedder(model_key)
+    vector = embedder.query(query) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
+    signals = fetch_signals(bot.pk, query, vector, model_key=embedder.key)
+    results = [fuse(s, model_key=embedder.key, fix_bonus=bot.fix_bonus) for s in signals]
+    results.sort(key=lambda r: (-r.score, r.entry_id))
+    return results[:k]
+
+
+def is_match(bot: Bot, results: Sequence[SearchResult]) -> bool:
+    """Whether the best result is good enough to answer from at all (`Bot.match_threshold`)."""
+    return bool(results) and results[0].score >= bot.match_threshold
+
+
+def is_confident(bot: Bot, results: Sequence[SearchResult]) -> bool:
+    """Whether the best result is likely right (`Bot.confidence_threshold`); below it the answer
+    goes to the review queue as low confidence."""
+    return bool(results) and results[0].score >= bot.confidence_threshold
+
+
+def rescale_cosine(cosine: float | None, model_key: str) -> float:
+    """Cosine -> 0..1 through the model's own floor and ceiling: e5 cosines bunch in 0.8..0.9,
+    USE spreads over 0.1..0.8, and one threshold must mean the same for both."""
+    if cosine is None:
+        return 0.0
+    low, high = COSINE_RANGE[model_key]
+    return min(1.0, max(0.0, (cosine - low) / (high - low)))
+
+
+def entry_factor(weight: float, review_needed: bool) -> float:
+    factor = WEIGHT_BASE + WEIGHT_SLOPE * weight
+    return factor * (1.0 - REVIEW_PENALTY) if review_needed else factor
+
+
+def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
+    """One candidate's score: weighted relevance x entry factor + fix bonus, capped at 1."""
+    vector = rescale_cosine(s.cosine, model_key)
+    relevance = W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * s.trigram
+    factor = entry_factor(s.weight, s.review_needed)
+    bonus = fix_bonus if s.kind in BONUS_KINDS else 0.0
+    score = min(1.0, relevance * factor + bonus)
+    components = {
+        "vector": round(vector, 4), "cosine": round(s.cosine or 0.0, 4), "lexical": round(s.lexical, 4),
+        "trigram": round(s.trigram, 4), "relevance": round(relevance, 4), "weight": s.weight,
+        "entry_factor": round(factor, 4), "review_penalty": REVIEW_PENALTY if s.review_needed else 0.0,
+        "fix_bonus": bonus,
+    }
+    return SearchResult(
+        entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
+        score=round(score, 4), components=components,
+    )
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
+
+
+def _distance(model_key: str) -> str:
+    dim = DIMENSIONS[model_key]
+    return f"(e.embedding::vector({dim}) <=> %(vec)s::vector({dim}))"
+
+
+def vector_candidates_sql(model_key: str) -> str:
+    """The nearest entries by cosine. The model key and dimension come from our own table of models
+    (never from input) and are inlined, so the planner can match the model's partial HNSW index:
+    same cast, same `embedding_model = '...'` predicate as migration 0002."""
+    return (
+        f"SELECT e.id FROM knowledge_entry e WHERE e.bot_id = %(bot)s AND e.active "  # noqa: S608
+        f"AND e.embedding_model = '{model_key}' ORDER BY {_distance(model_key)} LIMIT %(n_vector)s"
+    )
+
+
+def _signals_sql(model_key: str) -> str:
+    """The candidate query: three retrievers, their union, and every raw signal of each candidate."""
+    distance = _distance(model_key)
+    scope = "e.bot_id = %(bot)s AND e.active"
+    # Inlined are only our own model key and SQL fragments; every value is a query parameter.
+    return f"""
+WITH words AS MATERIALIZED (
+    SELECT w.word, l.df FROM unnest(tsvector_to_array(to_tsvector('russian', %(q)s))) AS w(word)
+    LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = w.word
+),
+total AS MATERIALIZED (
+    SELECT coalesce(max(df), 0) AS n FROM knowledge_lexeme WHERE bot_id = %(bot)s AND lexeme = ''
+),
+terms AS MATERIALIZED (
+    SELECT w.word, coalesce(f.lexeme, w.word) AS lexeme,
+           quote_literal(coalesce(f.lexeme, w.word))::tsquery AS tsq,
+           CASE WHEN w.df IS NOT NULL THEN 1.0 ELSE coalesce(f.sim, 0.0) END AS credit,
+           ln(1 + (t.n - coalesce(w.df, f.df, 0) + 0.5) / (coalesce(w.df, f.df, 0) + 0.5)) AS idf
+    FROM words w CROSS JOIN total t
+    LEFT JOIN LATERAL (
+        SELECT l.lexeme, l.df, similarity(l.lexeme, w.word) AS sim FROM knowledge_lexeme l
+        WHERE w.df IS NULL AND l.bot_id = %(bot)s AND l.lexeme %% w.word AND l.lexeme <> ''
+        ORDER BY sim DESC, l.df DESC LIMIT 1
+    ) f ON true
+),
+q AS MATERIALIZED (
+    SELECT (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms WHERE credit > 0) AS any_words,
+           (SELECT sum(idf) FROM terms) AS idf_total
+),
+by_vector AS MATERIALIZED ({vector_candidates_sql(model_key)}),
+by_text AS MATERIALIZED (
+    SELECT e.id FROM knowledge_entry e, q
+    WHERE {scope} AND e.search_vector @@ q.any_words
+    ORDER BY ts_rank_cd(e.search_vector, q.any_words, 1) DESC LIMIT %(n_text)s
+),
+by_title AS MATERIALIZED (
+    SELECT e.id FROM knowledge_entry e
+    WHERE {scope} AND e.title %% %(q)s
+    ORDER BY similarity(e.title, %(q)s) DESC LIMIT %(n_title)s
+),
+candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text UNION SELECT id FROM by_title)
+SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
+       CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
+       coalesce((SELECT sum(t.idf * t.credit) FROM terms t WHERE e.search_vector @@ t.tsq) / q.idf_total, 0)
+           AS lexical,
+       greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram
+FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
+"""  # noqa: S608
+
+
+def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str) -> list[Signals]:
+    """One round trip: the SET LOCALs and the query go in one statement batch inside a transaction,
+    so the settings end with it. Inside a caller's transaction no savepoint is made (they are
+    harmless there: no other query of ours depends on them)."""
+    params: dict[str, int | str] = {
+        "bot": bot_id, "q": query, "vec": _vector_literal(vector),
+        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_title": TITLE_CANDIDATES,
+    }
+    settings = (
+        f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+        f"SET LOCAL pg_trgm.similarity_threshold = {TYPO_SIMILARITY};"
+    )
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(settings + _signals_sql(model_key), params)
+        while cursor.nextset():
+            pass
+        rows = cursor.fetchall()
+    return [
+        Signals(
+            entry_id=row[0], kind=row[1], url=row[2], title=row[3], text=row[4], weight=row[5],
+            review_needed=row[6], cosine=row[7], lexical=float(row[8]), trigram=float(row[9]),
+        )
+        for row in rows
+    ]
