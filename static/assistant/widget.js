@@ -252,7 +252,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   const state = {
     ws: null,
     welcomed: false, // hello answered: only then may messages go out
-    stopped: false, // a permanent refusal (unknown bot): do not reconnect
+    stopped: false, // a permanent refusal (unknown key, origin not allowed): do not reconnect
     attempt: 0,
     reconnectTimer: 0,
     pingTimer: 0,
@@ -262,14 +262,13 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     lastSeen: Number(store.get("last_seen_id")) || 0,
     seenThisPage: 0, // highest id rendered on this page; 0 = ask for the whole history
     pending: loadPending(), // [{client_msg_id, text}] sent or waiting, not yet acknowledged
-    // client_msg_ids sent on this socket and not yet acked, oldest first. The server handles a
-    // socket's frames in order and error frames carry no client_msg_id, so a message error
-    // belongs to the oldest one here.
+    // client_msg_ids sent on this socket and not yet acked, oldest first: an error frame that
+    // does not name its message refuses the oldest (a socket's frames are handled in order).
     awaiting: [],
     conversationId: null,
     rendered: new Map(), // message id -> JSON it was rendered from (skip identical re-renders)
     open: false,
-    conversation: "bot",
+    convState: "bot", // bot | waiting_operator | operator | closed
   };
 
   function savePending() {
@@ -301,7 +300,6 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     launcher.setAttribute("aria-controls", "spravka-panel");
     ui.badge = el("span", "badge");
     ui.badge.hidden = true;
-    ui.badge.appendChild(el("span", "sr", T.unread));
     launcher.appendChild(ui.badge);
     launcher.addEventListener("click", () => (state.open ? close() : open()));
     return launcher;
@@ -396,11 +394,17 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     ui.panel.hidden = false;
     ui.root.classList.add("open");
     ui.launcher.setAttribute("aria-expanded", "true");
+    setUnread(false);
     ui.launcher.setAttribute("aria-label", T.close);
-    ui.badge.hidden = true;
     connect();
     scrollDown();
     ui.input.focus();
+  }
+
+  // The dot is for the eyes; the launcher's label says the same to a screen reader.
+  function setUnread(on) {
+    ui.badge.hidden = !on;
+    if (!state.open) ui.launcher.setAttribute("aria-label", on ? T.open + " (" + T.unread + ")" : T.open);
   }
 
   function close() {
@@ -588,8 +592,8 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   }
 
   function setConversation(value) {
-    if (!value || value === state.conversation) return;
-    state.conversation = value;
+    if (!value || value === state.convState) return;
+    state.convState = value;
     if (value === "waiting_operator") showStatus(T.waiting_operator);
     else if (value === "operator") showStatus(T.operator_on);
     else if (value === "closed") showStatus(T.closed);
@@ -737,7 +741,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       if (state.conversationId != null && f.conversation_id !== state.conversationId) clearTranscript();
       state.conversationId = f.conversation_id;
       showStatus("");
-      state.conversation = "";
+      state.convState = "";
       setConversation(f.state);
       const messages = Array.isArray(f.messages) ? f.messages : [];
       messages.forEach(upsert);
@@ -760,7 +764,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       }
       if (m.client_msg_id && m.role === "visitor") dropPending(m.client_msg_id);
       upsert(m);
-      if (!state.open && m.role !== "visitor") ui.badge.hidden = false;
+      if (!state.open && m.role !== "visitor") setUnread(true);
       scrollDown();
     },
     typing(f) {

@@ -65,6 +65,13 @@ class FakeChat:
         assert self._loop is not None
         asyncio.run_coroutine_threadsafe(self._drop(), self._loop).result(10)
 
+    def push(self, role: str, text: str) -> None:
+        """A message the server starts, such as an operator's reply, to every open socket."""
+        assert self._loop is not None
+        message = self._store(role, text)
+        frame = {"type": "message", "message": message}
+        asyncio.run_coroutine_threadsafe(self._broadcast(frame), self._loop).result(10)
+
     def sent(self, kind: str) -> list[dict[str, Any]]:
         return [f for f in self.frames if f.get("type") == kind]
 
@@ -86,6 +93,10 @@ class FakeChat:
         self._server.close()
         await self._server.wait_closed()
         asyncio.get_running_loop().call_soon(asyncio.get_running_loop().stop)
+
+    async def _broadcast(self, frame: dict[str, Any]) -> None:
+        for ws in list(self._sockets):
+            await self._send(ws, frame)
 
     async def _drop(self) -> None:
         for ws in list(self._sockets):

@@ -178,6 +178,27 @@ def test_history_comes_back_after_a_reload(page: Page, fake_shop: str, fake_chat
     assert fake_chat.sent("hello")[-1] == {"type": "hello", "visitor_id": visitor, "last_seen_id": None}
 
 
+def test_a_returning_visitor_sees_an_operator_reply_arrive_while_the_panel_is_closed(
+    page: Page, fake_shop: str, fake_chat: FakeChat
+):
+    page.goto(fake_shop)
+    widget = Widget(page)
+    widget.open()
+    widget.ask("Можно ли вернуть товар?")
+    expect(widget.messages("bot")).to_have_count(1)
+    widget.input.press("Escape")
+    page.goto(f"{fake_shop}/delivery/")  # the panel stays closed, the socket reopens quietly
+    wait_for(lambda: fake_chat.connections == 2)
+    expect(widget.panel).to_be_hidden()
+
+    fake_chat.push("operator", "Здравствуйте, я Анна, оператор магазина.")
+    expect(page.locator("spravka-widget .badge")).to_be_visible()
+    expect(widget.launcher).to_have_attribute("aria-label", "Открыть чат (новое сообщение)")
+    widget.open()
+    expect(widget.last("operator")).to_have_text("Оператор:Здравствуйте, я Анна, оператор магазина.")
+    expect(page.locator("spravka-widget .badge")).to_be_hidden()
+
+
 def test_a_new_conversation_replaces_the_old_transcript(page: Page, fake_shop: str, fake_chat: FakeChat):
     page.goto(fake_shop)
     widget = Widget(page)
