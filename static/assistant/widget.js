@@ -505,8 +505,8 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   }
 
   function upsert(m) {
-    if (!m || typeof m !== "object" || m.id == null) return;
-    const id = Number(m.id);
+    const id = m && typeof m === "object" ? Number(m.id) : NaN;
+    if (!Number.isFinite(id)) return; // not a stored message: nothing to key it by
     const json = JSON.stringify(m);
     const old = existingNode(m);
     if (old && state.rendered.get(id) === json) return; // unchanged: keep focus and scroll
