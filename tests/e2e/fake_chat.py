@@ -92,6 +92,11 @@ class FakeChat:
         assert self._server is not None
         self._server.close()
         await self._server.wait_closed()
+        # Handlers of sockets the browser left half-open would be reported as destroyed pending.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
         asyncio.get_running_loop().call_soon(asyncio.get_running_loop().stop)
 
     async def _broadcast(self, frame: dict[str, Any]) -> None:
