@@ -15,21 +15,21 @@ EVAL_DATA = SHARED / "eval-data"
 
 
 @pytest.fixture
-def owner(django_user_model):  # type: ignore[no-untyped-def]
+def owner(django_user_model):
     return django_user_model.objects.create_user(
         username="owner@shop.example", email="owner@shop.example", password="pw-owner-1", is_staff=True
     )
 
 
 @pytest.fixture
-def other_owner(django_user_model):  # type: ignore[no-untyped-def]
+def other_owner(django_user_model):
     return django_user_model.objects.create_user(
         username="owner@other.example", email="owner@other.example", password="pw-other-1", is_staff=True
     )
 
 
 @pytest.fixture
-def bot(owner):  # type: ignore[no-untyped-def]
+def bot(owner):
     from assistant.bots.models import Bot, Membership
 
     bot = Bot.objects.create(name="Демо-магазин", slug="demo", site_url="http://127.0.0.1/")
@@ -38,7 +38,7 @@ def bot(owner):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def other_bot(other_owner):  # type: ignore[no-untyped-def]
+def other_bot(other_owner):
     from assistant.bots.models import Bot, Membership
 
     bot = Bot.objects.create(name="Чужой магазин", slug="other", site_url="http://127.0.0.2/")
@@ -47,7 +47,7 @@ def other_bot(other_owner):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def celery_worker_thread(transactional_db) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def celery_worker_thread(transactional_db) -> Iterator[object]:
     """A real Celery worker (threads pool) consuming this run's queue on the real Redis broker."""
     from celery.contrib.testing.worker import start_worker
 
