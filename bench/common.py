@@ -153,7 +153,7 @@ def embed_bot(bot: Any, model_key: str, *, batch: int = 32) -> tuple[int, int]:
     from django.db import connection
 
     from knowledge.embeddings import get_embedder
-    from knowledge.indexing import passage_text
+    from knowledge.indexing import lexicon_refresh, passage_text
     from knowledge.models import Entry
 
     cache = EmbeddingCache(model_key)
@@ -171,6 +171,7 @@ def embed_bot(bot: Any, model_key: str, *, batch: int = 32) -> tuple[int, int]:
         cursor.executemany(
             "UPDATE knowledge_entry SET embedding = %s::vector, embedding_model = %s WHERE id = %s", rows
         )
+    lexicon_refresh(bot_id=bot.pk)  # what embed_pending does at the end of every pass
     return len(texts) - len(missing), len(missing)
 
 

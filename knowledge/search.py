@@ -36,14 +36,23 @@ TYPO_SIMILARITY = 0.4
 
 # Fusion weights of the three relevance signals (they sum to 1), see docs/search.md.
 W_VECTOR = 0.6
-W_LEXICAL = 0.25
-W_TRIGRAM = 0.15
+W_LEXICAL = 0.3
+W_TRIGRAM = 0.1
+# A question whose rare words the site never uses is probably not about the site ("рецепт борща",
+# "PayPal"): its scores shrink by up to this share. Per question, so it never reorders results.
+UNKNOWN_PENALTY = 0.3
 # Entry factor: weight 0.5 (a page chunk) -> 0.9, weight 1.0 (a correction) -> 1.0.
 WEIGHT_BASE = 0.8
 WEIGHT_SLOPE = 0.2
 # An entry whose page or answer was flagged for review counts this much less.
 REVIEW_PENALTY = 0.15
 BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
+
+# Thresholds calibrated on demo/cases.jsonl with the default model (bench/retrieval_quality.py,
+# docs/search.md): below MATCH the assistant says it has no exact answer; below CONFIDENCE an
+# answer goes to the review queue. Bot.match_threshold / confidence_threshold default to these.
+RECOMMENDED_MATCH = 0.48
+RECOMMENDED_CONFIDENCE = 0.67
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,7 @@ class Signals:
     cosine: float | None
     lexical: float
     trigram: float
+    unknown: float = 0.0  # share of the question's IDF mass the bot's texts do not know (per query)
 
 
 @dataclass(frozen=True)
@@ -121,17 +131,19 @@ def entry_factor(weight: float, review_needed: bool) -> float:
 
 
 def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
-    """One candidate's score: weighted relevance x entry factor + fix bonus, capped at 1."""
+    """One candidate's score (docs/search.md):
+    min(1, (0.6 vector + 0.3 lexical + 0.1 trigram) x entry factor x (1 - 0.3 unknown) + fix bonus)."""
     vector = rescale_cosine(s.cosine, model_key)
     relevance = W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * s.trigram
     factor = entry_factor(s.weight, s.review_needed)
+    novelty = 1.0 - UNKNOWN_PENALTY * s.unknown
     bonus = fix_bonus if s.kind in BONUS_KINDS else 0.0
-    score = min(1.0, relevance * factor + bonus)
+    score = min(1.0, relevance * factor * novelty + bonus)
     components = {
         "vector": round(vector, 4), "cosine": round(s.cosine or 0.0, 4), "lexical": round(s.lexical, 4),
         "trigram": round(s.trigram, 4), "relevance": round(relevance, 4), "weight": s.weight,
         "entry_factor": round(factor, 4), "review_penalty": REVIEW_PENALTY if s.review_needed else 0.0,
-        "fix_bonus": bonus,
+        "unknown": round(s.unknown, 4), "fix_bonus": bonus,
     }
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
@@ -172,8 +184,8 @@ total AS MATERIALIZED (
     SELECT coalesce(max(df), 0) AS n FROM knowledge_lexeme WHERE bot_id = %(bot)s AND lexeme = ''
 ),
 terms AS MATERIALIZED (
-    SELECT w.word, coalesce(f.lexeme, w.word) AS lexeme,
-           quote_literal(coalesce(f.lexeme, w.word))::tsquery AS tsq,
+    SELECT quote_literal(w.word)::tsquery AS word_q,
+           quote_literal(coalesce(f.lexeme, w.word))::tsquery AS lexeme_q,
            CASE WHEN w.df IS NOT NULL THEN 1.0 ELSE coalesce(f.sim, 0.0) END AS credit,
            ln(1 + (t.n - coalesce(w.df, f.df, 0) + 0.5) / (coalesce(w.df, f.df, 0) + 0.5)) AS idf
     FROM words w CROSS JOIN total t
@@ -184,8 +196,10 @@ terms AS MATERIALIZED (
     ) f ON true
 ),
 q AS MATERIALIZED (
-    SELECT (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms WHERE credit > 0) AS any_words,
-           (SELECT sum(idf) FROM terms) AS idf_total
+    SELECT (SELECT string_agg(DISTINCT x::text, ' | ')::tsquery
+            FROM terms, LATERAL (VALUES (word_q), (lexeme_q)) AS v(x)) AS any_words,
+           (SELECT sum(idf) FROM terms) AS idf_total,
+           coalesce((SELECT sum(idf * (1 - credit)) / nullif(sum(idf), 0) FROM terms), 0) AS unknown
 ),
 by_vector AS MATERIALIZED ({vector_candidates_sql(model_key)}),
 by_text AS MATERIALIZED (
@@ -201,9 +215,11 @@ by_title AS MATERIALIZED (
 candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text UNION SELECT id FROM by_title)
 SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
-       coalesce((SELECT sum(t.idf * t.credit) FROM terms t WHERE e.search_vector @@ t.tsq) / q.idf_total, 0)
-           AS lexical,
-       greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram
+       coalesce((SELECT sum(t.idf * CASE WHEN e.search_vector @@ t.word_q THEN 1.0
+                                         WHEN e.search_vector @@ t.lexeme_q THEN t.credit ELSE 0.0 END)
+                  FROM terms t) / q.idf_total, 0) AS lexical,
+       greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram,
+       q.unknown
 FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
 """  # noqa: S608
 
@@ -229,6 +245,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
         Signals(
             entry_id=row[0], kind=row[1], url=row[2], title=row[3], text=row[4], weight=row[5],
             review_needed=row[6], cosine=row[7], lexical=float(row[8]), trigram=float(row[9]),
+            unknown=float(row[10]),
         )
         for row in rows
     ]
