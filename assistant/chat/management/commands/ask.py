@@ -1,0 +1,60 @@
+"""`manage.py ask SLUG "вопрос" [--json]`: ask a bot one question from the command line, through
+the same services and answer chain a visitor's widget uses.
+
+The --json output is a contract (scripts and evaluations read it): exactly the keys
+text, links [{url, title}], buttons [{id, label}], intent, source (entry id or null),
+flags {low_confidence, unanswered, friction, escalation}, timings {rules, search, llm, total} in ms.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assistant.bots.exceptions import BotNotFound
+from assistant.bots.selectors import bot_by_slug
+from assistant.chat.exceptions import ChatError
+from assistant.chat.models import Message
+from assistant.chat.services import conversation_ask_once
+
+FLAG_NAMES = ("low_confidence", "unanswered", "friction", "escalation")
+
+
+def reply_json(reply: Message) -> dict[str, Any]:
+    return {
+        "text": reply.text,
+        "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in reply.links],
+        "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in reply.buttons],
+        "intent": reply.intent,
+        "source": reply.source_entry_id,
+        "flags": {name: reply.flag(name) for name in FLAG_NAMES},
+        "timings": dict((reply.llm_meta or {}).get("timings", {})),
+    }
+
+
+class Command(BaseCommand):
+    help = 'Задать боту вопрос: ask SLUG "вопрос" [--json]'
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("question")
+        parser.add_argument("--json", action="store_true", help="ответ одним объектом JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            bot = bot_by_slug(options["slug"])
+            reply = conversation_ask_once(bot=bot, text=options["question"])
+        except (BotNotFound, ChatError) as exc:
+            raise CommandError(str(exc)) from exc
+        if reply is None:  # cannot happen in a fresh conversation; say so rather than print nothing
+            raise CommandError("Бот не ответил: разговор передан оператору.")
+        if options["json"]:
+            self.stdout.write(json.dumps(reply_json(reply), ensure_ascii=False))
+            return
+        self.stdout.write(reply.text)
+        for link in reply.links:
+            self.stdout.write(f"→ {link.get('title', '')}: {link.get('url', '')}")
+        for button in reply.buttons:
+            self.stdout.write(f"[{button.get('label', '')}]")
