@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from assistant.chat.consumers import ChatConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    # The widget key is public (it is in the site's HTML); the consumer checks it and the Origin.
+    path("ws/chat/<str:public_key>/", ChatConsumer.as_asgi()),
+]

@@ -1,0 +1,213 @@
+"""The widget's websocket (`/ws/chat/<public_key>/`). Transport only: parse a frame, check who and
+where from, call a service in a thread, send the result. The protocol is docs/widget-protocol.md.
+
+What must stay true:
+- Frames of one socket are handled one at a time, in order: replies arrive in the order asked.
+- Every database call goes through `_db` (a worker thread, not the shared sync thread), so one
+  visitor waiting for a slow chain never stalls another visitor's socket in the same process.
+- Errors reach the visitor as error frames with a readable message; the socket stays open.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.core.serializers.json import DjangoJSONEncoder
+
+from assistant.bots.models import Bot
+from assistant.chat import access, frames, ratelimit, selectors, services
+from assistant.chat.exceptions import ChatError, HelloRequired, RateLimited, ServerError
+from assistant.chat.models import Conversation, Message
+
+logger = logging.getLogger("spravka.chat")
+
+CLOSE_ORIGIN_REFUSED: Final = 4403
+CLOSE_UNKNOWN_BOT: Final = 4404
+BUTTON_HANDOFF_REASON: Final = "button"
+
+
+def _db(func: Callable[..., Any]) -> Callable[..., Any]:
+    return database_sync_to_async(func, thread_sensitive=False)
+
+
+def conversation_group(conversation_id: int) -> str:
+    """The channel-layer group of one conversation: the operator side sends `chat.message` and
+    `chat.state` events here to reach the visitor's open sockets."""
+    return f"chat.conversation.{conversation_id}"
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    bot: Bot | None = None
+    conversation: Conversation | None = None
+    ip: str | None = None
+    group: str | None = None
+    gone = False
+
+    async def connect(self) -> None:
+        public_key = self.scope["url_route"]["kwargs"]["public_key"]
+        self.bot = await _db(selectors.bot_for_widget)(public_key)
+        # Accept first, then refuse: a browser reports a rejected handshake as a bare 1006, while an
+        # accepted socket lets the widget read the error frame and the close code.
+        await self.accept()
+        if self.bot is None:
+            logger.info("widget socket refused: unknown public key %r", public_key[:64])
+            await self._refuse(CLOSE_UNKNOWN_BOT, "unknown_bot", "Чат не настроен: ключ виджета не найден.")
+            return
+        origin = access.header(self.scope, b"origin")
+        if not access.origin_allowed(origin, self.bot.allowed_origins):
+            logger.warning("widget socket refused for bot %s: origin %r is not allowed", self.bot.slug, origin)
+            await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", "Чат не разрешён на этом сайте.")
+            return
+        self.ip = access.client_ip(self.scope)
+
+    async def _refuse(self, code: int, error: str, message: str) -> None:
+        self.bot = None
+        await self._send({"type": "error", "code": error, "message": message})
+        await self.close(code=code)
+
+    async def disconnect(self, code: int) -> None:
+        await self._leave_group()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.bot is None:  # refused in connect; frames racing the close are dropped
+            return
+        frame: frames.ClientFrame | None = None
+        try:
+            frame = frames.parse(text_data, bytes_data)
+            await self._dispatch(frame)
+        except ChatError as error:
+            await self._send(frames.error_frame(error, client_msg_id=_client_msg_id(frame)))
+        except Exception:  # a bug or an outage: say so, keep the socket, keep the traceback
+            logger.exception("widget frame failed for bot %s", self.bot.slug if self.bot else "?")
+            await self._send(frames.error_frame(ServerError(), client_msg_id=_client_msg_id(frame)))
+
+    async def _dispatch(self, frame: frames.ClientFrame) -> None:
+        if isinstance(frame, frames.Ping):
+            await self._send({"type": "pong"})
+        elif isinstance(frame, frames.Hello):
+            await self._hello(frame)
+        elif isinstance(frame, frames.SendMessage):
+            await self._message(frame)
+        elif isinstance(frame, frames.Rate):
+            await self._rate(frame)
+        elif isinstance(frame, frames.Button):
+            await self._button(frame)
+
+    def _conversation(self) -> Conversation:
+        if self.conversation is None:
+            raise HelloRequired()
+        return self.conversation
+
+    async def _hello(self, frame: frames.Hello) -> None:
+        assert self.bot is not None
+        conversation = await _db(services.conversation_open)(bot=self.bot, visitor_id=frame.visitor_id, ip=self.ip)
+        messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
+        self.conversation = conversation
+        await self._join_group(conversation.pk)
+        await self._send({
+            "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
+            "messages": [frames.message_json(m) for m in messages],
+        })
+
+    async def _message(self, frame: frames.SendMessage) -> None:
+        conversation = self._conversation()
+        existing = await _db(selectors.message_by_client_id)(
+            conversation=conversation, client_msg_id=frame.client_msg_id
+        )
+        if existing is None:  # a resend is not a new message: it never counts against the limit
+            await self._check_rate(conversation)
+        visitor, _created = await _db(services.message_accept)(
+            conversation=conversation, text=frame.text, client_msg_id=frame.client_msg_id
+        )
+        await self._send({"type": "ack", "client_msg_id": frame.client_msg_id, "message": frames.message_json(visitor)})
+        if visitor.flag("to_operator"):
+            return
+        state_before = conversation.state
+        await self._send({"type": "typing", "on": True})
+        try:
+            produced = await _db(services.message_answer)(
+                visitor_message=visitor, on_delta=self._delta_sink(frame.client_msg_id)
+            )
+            for message in produced:
+                await self._send({"type": "message", "message": frames.message_json(message)})
+        finally:
+            await self._send({"type": "typing", "on": False})
+        if conversation.state != state_before:
+            await self._send({"type": "state", "state": conversation.state})
+
+    async def _check_rate(self, conversation: Conversation) -> None:
+        limits = ratelimit.message_limits(bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=self.ip)
+        retry_after = await ratelimit.hit(limits)
+        if retry_after is not None:
+            logger.info("rate limited: bot %s visitor %s ip %s", conversation.bot_id, conversation.visitor_id, self.ip)
+            raise RateLimited(retry_after)
+
+    def _delta_sink(self, client_msg_id: str) -> Callable[[str], None]:
+        """Runs in the chain's worker thread: each call waits until the frame is handed to the
+        socket, so deltas never overtake each other or the final message."""
+        send = async_to_sync(self._send)
+
+        def sink(text_so_far: str) -> None:
+            try:
+                send({"type": "delta", "client_msg_id": client_msg_id, "text": text_so_far})
+            except Exception:  # streaming is a courtesy: it must never fail the answer being stored
+                logger.debug("delta not delivered", exc_info=True)
+
+        return sink
+
+    async def _rate(self, frame: frames.Rate) -> None:
+        message: Message = await _db(services.message_rate)(
+            conversation=self._conversation(), message_id=frame.message_id, rating=frame.rating
+        )
+        await self._send({"type": "rated", "message_id": message.pk, "rating": message.rating})
+
+    async def _button(self, frame: frames.Button) -> None:
+        conversation = self._conversation()
+        state_before = conversation.state
+        notes = await _db(services.conversation_handoff)(conversation=conversation, reason=BUTTON_HANDOFF_REASON)
+        for message in notes:
+            await self._send({"type": "message", "message": frames.message_json(message)})
+        if conversation.state != state_before:
+            await self._send({"type": "state", "state": conversation.state})
+
+    async def _join_group(self, conversation_id: int) -> None:
+        group = conversation_group(conversation_id)
+        if group == self.group or self.channel_layer is None:
+            return
+        await self._leave_group()
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.group = group
+
+    async def _leave_group(self) -> None:
+        if self.group and self.channel_layer is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        self.group = None
+
+    # Channel-layer events from the operator side (sent after commit by the inbox services).
+    async def chat_message(self, event: dict[str, Any]) -> None:
+        await self._send({"type": "message", "message": event["message"]})
+
+    async def chat_state(self, event: dict[str, Any]) -> None:
+        if self.conversation is not None:
+            self.conversation.state = event["state"]
+        await self._send({"type": "state", "state": event["state"]})
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        """Send a frame unless the visitor has gone: an answer finished after the socket closed is
+        stored all the same and reaches the widget on its next hello."""
+        if self.gone:
+            return
+        try:
+            await self.send(text_data=DjangoJSONEncoder(ensure_ascii=False).encode(frame))
+        except OSError:  # uvicorn's ClientDisconnected
+            self.gone = True
+            logger.debug("frame %s not delivered: the socket is closed", frame.get("type"))
+
+
+def _client_msg_id(frame: frames.ClientFrame | None) -> str | None:
+    return frame.client_msg_id if isinstance(frame, frames.SendMessage) else None

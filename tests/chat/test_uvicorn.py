@@ -1,0 +1,126 @@
+"""The widget protocol through a real uvicorn process and a real websocket client: what a browser
+does, including a resend and a reconnect with resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.db import connections
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from tests.chat.conftest import DELIVERY_QUESTION, ORIGIN
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _database_url() -> str:
+    """The test database (not the development one) in the DATABASE_URL form settings.py reads."""
+    db = connections["default"].settings_dict
+    auth = f"{quote(db['USER'])}:{quote(db['PASSWORD'])}@"
+    if str(db["HOST"]).startswith("/"):
+        return f"postgresql://{auth}/{db['NAME']}?host={quote(str(db['HOST']))}"
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    return f"postgresql://{auth}{db['HOST']}{port}/{db['NAME']}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"uvicorn exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    pytest.fail(f"uvicorn did not listen on {port} within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def server(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+    """`uvicorn assistant.asgi:application` on a free port, on this test's database and Redis;
+    yields its ws:// base. Stopped before the test database is flushed."""
+    port = _free_port()
+    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL, "CHAT_RATE_VISITOR": "100"}
+    log = tmp_path / "uvicorn.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
+             "--port", str(port), "--log-level", "warning"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for_port(port, process, log)
+        yield f"ws://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+async def _recv(ws: ClientConnection) -> dict[str, Any]:
+    return dict(json.loads(await asyncio.wait_for(ws.recv(), 60)))
+
+
+async def _ask(ws: ClientConnection, text: str, client_msg_id: str) -> list[dict[str, Any]]:
+    await ws.send(json.dumps({"type": "message", "client_msg_id": client_msg_id, "text": text}))
+    frames = [await _recv(ws)]
+    while frames[-1] != {"type": "typing", "on": False}:
+        frames.append(await _recv(ws))
+    return frames
+
+
+async def test_a_browser_like_client_asks_resends_and_resumes(server, knowledge, shop):
+    url = f"{server}/ws/chat/{shop.public_key}/"
+    async with connect(url, origin=ORIGIN) as ws:  # type: ignore[arg-type]
+        await ws.send(json.dumps({"type": "hello", "visitor_id": "v_uvicorn", "last_seen_id": None}))
+        welcome = await _recv(ws)
+        assert welcome["type"] == "welcome" and welcome["messages"] == []
+
+        frames = await _ask(ws, DELIVERY_QUESTION, "c1")
+        ack = frames[0]
+        [reply] = [f["message"] for f in frames if f["type"] == "message"]
+        assert ack["type"] == "ack" and ack["message"]["text"] == DELIVERY_QUESTION
+        assert reply["links"] == [{"url": "https://shop.example/delivery", "title": "Доставка"}]
+
+        again = await _ask(ws, DELIVERY_QUESTION, "c1")
+        assert again[0] == ack
+        assert [f["message"] for f in again if f["type"] == "message"] == [reply]
+
+    async with connect(url, origin=ORIGIN) as ws:  # type: ignore[arg-type]
+        await ws.send(json.dumps({"type": "hello", "visitor_id": "v_uvicorn", "last_seen_id": ack["message"]["id"]}))
+        resumed = await _recv(ws)
+        assert resumed["conversation_id"] == welcome["conversation_id"]
+        assert resumed["messages"] == [reply]
+
+
+async def test_a_real_server_refuses_a_foreign_origin_with_4403(server, shop):
+    url = f"{server}/ws/chat/{shop.public_key}/"
+    async with connect(url, origin="https://evil.example") as ws:  # type: ignore[arg-type]
+        error = await _recv(ws)
+        assert error["code"] == "origin_refused"
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 10)
+        assert ws.close_code == 4403
