@@ -1,6 +1,5 @@
-from django.conf import settings
-from django.conf.urls.static import static
 from django.contrib import admin
+from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
 admin.site.site_header = "Spravka"
@@ -10,5 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("bots/", include("assistant.bots.urls")),
-    *static(settings.STATIC_URL, document_root=settings.STATICFILES_DIRS[0]),
+    # In DEBUG (make run) the app serves every app's static files, the admin's included; in
+    # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
+    *staticfiles_urlpatterns(),
 ]
