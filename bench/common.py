@@ -86,9 +86,22 @@ def bench_bot(slug: str, *, fresh: bool = False) -> Any:
     from assistant.bots.models import Bot
 
     if fresh:
-        Bot.objects.filter(slug=slug).delete()
+        drop_bot(slug)
     bot, _created = Bot.objects.get_or_create(slug=slug, defaults={"name": slug, "site_url": "http://127.0.0.1/"})
     return bot
+
+
+def drop_bot(slug: str) -> None:
+    """Delete a bench bot. Its entries go first in one statement: the ORM would load every row and
+    write a history record for each, minutes for 100k entries."""
+    from django.db import connection
+
+    from assistant.bots.models import Bot
+
+    for bot in Bot.objects.filter(slug=slug):
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM knowledge_entry WHERE bot_id = %s", [bot.pk])
+        bot.delete()
 
 
 def load_passages(bot: Any, rows: Iterable[dict[str, Any]], *, source_title: str) -> int:

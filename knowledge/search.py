@@ -1,8 +1,10 @@
 """Hybrid search over one bot's knowledge: the single read path the answer chain, the commands and
 the benchmarks use. See docs/search.md for the formula and how its constants were calibrated.
 
-One SQL statement gathers candidates from three retrievers (HNSW vector search, full text, title
-trigrams) and returns the raw signals of every candidate; the fusion into one 0..1 score happens
+One SQL statement gathers candidates from two retrievers (HNSW vector search; full text on the
+question's rarest words, misspellings read as the nearest word of the bot's lexicon) and returns
+the raw signals of every candidate (cosine, IDF-weighted word coverage, title trigram similarity);
+the fusion into one 0..1 score happens
 here in Python, where it can be read, documented and tested. What must stay true:
 
 - every query is scoped to one bot and to active entries (tenant isolation is tested);
@@ -27,7 +29,10 @@ from knowledge.models import Entry
 # How many candidates each retriever contributes before fusion (they overlap heavily).
 VECTOR_CANDIDATES = 30
 TEXT_CANDIDATES = 30
-TITLE_CANDIDATES = 10
+# The full-text retriever looks for the question's rarest words only: they carry the meaning,
+# and a common word would make it rank thousands of rows at 100k entries. All words still count
+# in the lexical score of every candidate.
+RARE_WORDS = 3
 # HNSW breadth: measured in bench/search_speed.py for recall@10 >= 0.95 against exact search.
 EF_SEARCH = 100
 # A query word unknown to the bot's texts is read as the most similar known lexeme at least this
@@ -197,7 +202,8 @@ terms AS MATERIALIZED (
 ),
 q AS MATERIALIZED (
     SELECT (SELECT string_agg(DISTINCT x::text, ' | ')::tsquery
-            FROM terms, LATERAL (VALUES (word_q), (lexeme_q)) AS v(x)) AS any_words,
+            FROM (SELECT * FROM terms ORDER BY idf DESC LIMIT %(n_rare)s) AS rare,
+                 LATERAL (VALUES (word_q), (lexeme_q)) AS v(x)) AS any_words,
            (SELECT sum(idf) FROM terms) AS idf_total,
            coalesce((SELECT sum(idf * (1 - credit)) / nullif(sum(idf), 0) FROM terms), 0) AS unknown
 ),
@@ -207,12 +213,7 @@ by_text AS MATERIALIZED (
     WHERE {scope} AND e.search_vector @@ q.any_words
     ORDER BY ts_rank_cd(e.search_vector, q.any_words, 1) DESC LIMIT %(n_text)s
 ),
-by_title AS MATERIALIZED (
-    SELECT e.id FROM knowledge_entry e
-    WHERE {scope} AND e.title %% %(q)s
-    ORDER BY similarity(e.title, %(q)s) DESC LIMIT %(n_title)s
-),
-candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text UNION SELECT id FROM by_title)
+candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text)
 SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
        coalesce((SELECT sum(t.idf * CASE WHEN e.search_vector @@ t.word_q THEN 1.0
@@ -230,7 +231,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
     harmless there: no other query of ours depends on them)."""
     params: dict[str, int | str] = {
         "bot": bot_id, "q": query, "vec": _vector_literal(vector),
-        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_title": TITLE_CANDIDATES,
+        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS,
     }
     settings = (
         f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
