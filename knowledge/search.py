@@ -55,7 +55,7 @@ BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
 
 # Thresholds calibrated on demo/cases.jsonl with the default model (bench/retrieval_quality.py,
 # docs/search.md): below MATCH the assistant says it has no exact answer; below CONFIDENCE an
-# answer goes to the review queue. Bot.match_threshold / confidence_threshold default to these.
+# answer goes to the review queue. Bot.match_threshold / confidence_threshold should default to these.
 RECOMMENDED_MATCH = 0.48
 RECOMMENDED_CONFIDENCE = 0.67
 
@@ -170,8 +170,9 @@ def vector_candidates_sql(model_key: str) -> str:
     (never from input) and are inlined, so the planner can match the model's partial HNSW index:
     same cast, same `embedding_model = '...'` predicate as migration 0002."""
     return (
-        f"SELECT e.id FROM knowledge_entry e WHERE e.bot_id = %(bot)s AND e.active "  # noqa: S608
-        f"AND e.embedding_model = '{model_key}' ORDER BY {_distance(model_key)} LIMIT %(n_vector)s"
+        f"SELECT e.id, {_distance(model_key)} AS distance FROM knowledge_entry e "  # noqa: S608
+        f"WHERE e.bot_id = %(bot)s AND e.active AND e.embedding_model = '{model_key}' "
+        f"ORDER BY distance LIMIT %(n_vector)s"
     )
 
 

@@ -1,0 +1,27 @@
+"""`make bench`: every benchmark in turn, each printing its own Markdown table with its baseline.
+
+Order matters: retrieval_quality crawls and embeds the data sets (and fills the embedding cache)
+that search_speed builds its synthetic 100k entries from.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ["retrieval_quality.py", "embedding_speed.py", "search_speed.py"]
+
+
+def main() -> int:
+    for script in SCRIPTS:
+        print(f"\n<!-- bench/{script} -->", flush=True)
+        code = subprocess.call([sys.executable, str(HERE / script), *sys.argv[1:]])
+        if code:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
