@@ -217,3 +217,5 @@ CHAT_PROXY_HOPS = env_int("CHAT_PROXY_HOPS", 0)
 CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
 # ... and the claim on making that answer expires after this long, should its worker die.
 CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
+# A person waits on a chat answer: a model slower than this (seconds) gives way to retrieval-only.
+CHAT_LLM_TIMEOUT = env_float("CHAT_LLM_TIMEOUT", 8.0)
