@@ -182,3 +182,21 @@ class Entry(models.Model):
     @property
     def is_correction(self) -> bool:
         return self.kind == self.Kind.CORRECTION
+
+
+class Lexeme(models.Model):
+    """Derived data for search: each 'russian' lexeme of a bot's active entries with its document
+    frequency (lexeme '' holds the entry count). Rebuilt by knowledge.indexing.lexicon_refresh,
+    read by knowledge.search, never edited. It is a model (not a bare table) so that Django knows
+    it: deleting a bot cascades to it and the test flush truncates it."""
+
+    pk = models.CompositePrimaryKey("bot", "lexeme")
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    df = models.IntegerField()
+
+    class Meta:
+        db_table = "knowledge_lexeme"
+
+    def __str__(self) -> str:
+        return self.lexeme
