@@ -102,17 +102,16 @@ def drop_hnsw() -> None:
 
 
 def rebuild_hnsw() -> float:
-    """Build the model's partial HNSW index once, after the load, exactly as migration 0002."""
+    """Build the model's partial HNSW index once, after the load, with the migrations' statement."""
+    import importlib
+
     from django.db import connection
 
+    migration = importlib.import_module("knowledge.migrations.0005_hnsw_build_quality")
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '1GB'")
-        cursor.execute("DROP INDEX IF EXISTS entry_hnsw_e5_small")
-        cursor.execute(
-            "CREATE INDEX entry_hnsw_e5_small ON knowledge_entry USING hnsw ((embedding::vector(384)) "
-            "vector_cosine_ops) WITH (m = 16, ef_construction = 64) WHERE embedding_model = 'e5-small'"
-        )
+        cursor.execute(migration.hnsw_index(MODEL, DIM))
         cursor.execute("ANALYZE knowledge_entry")
     return time.perf_counter() - started
 

@@ -33,8 +33,8 @@ TEXT_CANDIDATES = 30
 # and a common word would make it rank thousands of rows at 100k entries. All words still count
 # in the lexical score of every candidate.
 RARE_WORDS = 3
-# HNSW breadth: measured in bench/search_speed.py for recall@10 >= 0.95 against exact search.
-EF_SEARCH = 100
+# HNSW breadth: recall@10 ~0.95 against exact search at 100k entries (bench/search_speed.py).
+EF_SEARCH = 200
 # A query word unknown to the bot's texts is read as the most similar known lexeme at least this
 # similar (pg_trgm similarity), credited by that similarity: 'вазврат' -> 'возврат' (0.45).
 TYPO_SIMILARITY = 0.4
