@@ -33,6 +33,9 @@ TEXT_CANDIDATES = 30
 # and a common word would make it rank thousands of rows at 100k entries. All words still count
 # in the lexical score of every candidate.
 RARE_WORDS = 3
+# ...and only words found in at most this many entries: ranking 6,000 matches of a common word
+# took 150 ms at 100k entries; such a word cannot single out a passage, the vector search can.
+RARE_MAX_DF = 200
 # HNSW breadth: recall@10 ~0.95 against exact search at 100k entries (bench/search_speed.py).
 EF_SEARCH = 200
 # A query word unknown to the bot's texts is read as the most similar known lexeme at least this
@@ -193,6 +196,7 @@ terms AS MATERIALIZED (
     SELECT quote_literal(w.word)::tsquery AS word_q,
            quote_literal(coalesce(f.lexeme, w.word))::tsquery AS lexeme_q,
            CASE WHEN w.df IS NOT NULL THEN 1.0 ELSE coalesce(f.sim, 0.0) END AS credit,
+           coalesce(w.df, f.df, 0) AS df,
            ln(1 + (t.n - coalesce(w.df, f.df, 0) + 0.5) / (coalesce(w.df, f.df, 0) + 0.5)) AS idf
     FROM words w CROSS JOIN total t
     LEFT JOIN LATERAL (
@@ -203,7 +207,7 @@ terms AS MATERIALIZED (
 ),
 q AS MATERIALIZED (
     SELECT (SELECT string_agg(DISTINCT x::text, ' | ')::tsquery
-            FROM (SELECT * FROM terms ORDER BY idf DESC LIMIT %(n_rare)s) AS rare,
+            FROM (SELECT * FROM terms WHERE df <= %(max_df)s ORDER BY idf DESC LIMIT %(n_rare)s) AS rare,
                  LATERAL (VALUES (word_q), (lexeme_q)) AS v(x)) AS any_words,
            (SELECT sum(idf) FROM terms) AS idf_total,
            coalesce((SELECT sum(idf * (1 - credit)) / nullif(sum(idf), 0) FROM terms), 0) AS unknown
@@ -232,7 +236,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
     harmless there: no other query of ours depends on them)."""
     params: dict[str, int | str] = {
         "bot": bot_id, "q": query, "vec": _vector_literal(vector),
-        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS,
+        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS, "max_df": RARE_MAX_DF,
     }
     settings = (
         f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
