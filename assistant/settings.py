@@ -125,7 +125,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNELS_PREFIX", "spravka")},
+        # redis-py 8 reads with a 5 s socket timeout by default, the same as the layer's 5 s
+        # BZPOPMIN: an idle socket then dies with "Timeout reading". Give reads room to spare.
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+            "prefix": env_str("CHANNELS_PREFIX", "spravka"),
+        },
     }
 }
 CACHES = {
