@@ -1,14 +1,18 @@
-"""The answer chain: what the bot says to one visitor message. First version, without a model.
+"""The answer chain: what the bot says to one visitor message (DESIGN.md, "The answer chain"; seed 004).
 
-This is the one function that decides what reaches a visitor (DESIGN.md, "The answer chain"):
-rules first, then retrieval, then the last word in code. The model-backed version replaces the
-retrieval branch; `Reply` and `answer()` are the stable contract that services, the websocket
-consumer and `manage.py ask` depend on.
+Rules first, then retrieval and the model, then the last word in code. `Reply` and `answer()` are
+the stable contract that services, the websocket consumer and `manage.py ask` depend on.
 
 What must stay true:
-- A link always comes from a knowledge entry (url + title), never from generated text.
+- A fact reaches a visitor only with a source: the model names a number from the list the code put
+  in the prompt, and the link is that entry's url + title, never anything from the model's text.
+- An answer without a source is conversation; one stating a fact the sources did not give is
+  blocked (facts.py) and becomes "no exact answer".
+- A source the model saw and did not cite is never shown as a fallback: the best entry is shown
+  only when there was no model at all (none configured, failed, timed out, form still invalid).
 - "No exact answer" is an answer: flags.unanswered, plus the operator button when handoff is on.
-- The chain never writes to the database; services store the Reply and apply `state`.
+- The chain writes no chat rows (services store the Reply and apply `state`); model calls and
+  filter blocks go to the run journal, which is why services run it outside any transaction.
 """
 
 from __future__ import annotations
@@ -16,13 +20,20 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
-from assistant.behavior.intents import Intent, classify
+from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import replies
+from assistant.chat import facts, prompt, replies
+from assistant.llm import journal
+from assistant.llm.base import LLMRequest, LLMResult, Provider
+from assistant.llm.models import RunEvent
+from assistant.llm.providers import get_provider
+from assistant.llm.streaming import TextSink
+from assistant.llm.structured import NO_SOURCE, complete_with_repair, schema_validator
 from knowledge.search import SearchResult, search_entries
 
 logger = logging.getLogger("spravka.chat")
@@ -31,11 +42,14 @@ EXCERPT_CHARS: Final = 400
 SEARCH_K: Final = 5
 STATE_WAITING_OPERATOR: Final = "waiting_operator"
 _SEARCH_INTENTS: Final = frozenset({"question", "purchase", "read", "product"})
+# Intents the model may raise over the rules, and only over a plain "question": the rules keep
+# false ones out ("костюм для менеджера" is a product), the model picks up what they missed.
+_MODEL_RAISED: Final = frozenset({"operator", "order"})
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?…])\s+")
-_ESCALATION: Final = {"escalation": True}
+_NOT_WORD: Final = re.compile(r"[^\w]+")
 
 History = list[tuple[str, str]]  # (role, text), oldest first; role: visitor | bot | operator | system
-DeltaSink = Callable[[str], None]
+DeltaSink = Callable[[str], None]  # receives the whole answer text so far while a model streams
 
 
 @dataclass
@@ -53,29 +67,269 @@ class Reply:
     llm_meta: dict[str, Any] = field(default_factory=dict)
 
 
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 2)
+@dataclass(frozen=True)
+class ModelAnswer:
+    """A reply of the model that passed the form check (so every field has its type)."""
+
+    intent: str
+    source: int
+    answer: str
+    fixed: str
+
+    @classmethod
+    def of(cls, result: LLMResult) -> ModelAnswer | None:
+        """None means no model at all: none configured, a failed call, or a form still invalid."""
+        if not result.ok or result.data is None:
+            return None
+        data = result.data
+        return cls(intent=data["intent"], source=data["source"], answer=data["answer"].strip(),
+                   fixed=data["fixed"].strip())
 
 
-def _canned(intent: str, text: str, *, flags: dict[str, bool] | None = None, state: str | None = None) -> Reply:
+@dataclass(frozen=True)
+class Found:
+    """What retrieval found for one text, and the part of it that went into the prompt."""
+
+    results: list[SearchResult]
+    sources: list[prompt.Source]
+
+    @property
+    def top(self) -> SearchResult | None:
+        return self.results[0] if self.results else None
+
+    @property
+    def entry_ids(self) -> list[int]:
+        return [source.result.entry_id for source in self.sources]
+
+
+@dataclass
+class Turn:
+    """One visitor message on its way through the chain, across both passes of the typo retry: the
+    inputs that stay the same, and what the passes cost (timings, model calls, blocked facts)."""
+
+    bot: Bot
+    history: History
+    on_delta: DeltaSink | None = None
+    conversation_id: int | None = None
+    timings: dict[str, float] = field(default_factory=lambda: {"rules": 0.0, "search": 0.0, "llm": 0.0})
+    calls: list[LLMResult] = field(default_factory=list)
+    last: LLMResult | None = None  # what the last model question returned (after any repair)
+    repaired: bool = False
+    retried_with_fixed: bool = False
+    blocked_facts: list[str] = field(default_factory=list)
+
+    @contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] += _ms(started)
+
+
+def answer(
+    *, bot: Bot, text: str, history: History, on_delta: DeltaSink | None = None, conversation_id: int | None = None
+) -> Reply:
+    """The bot's reply to `text`. `history` holds the previous turns, oldest first; `on_delta`
+    receives the answer so far while a model streams (only an answer with a valid source streams,
+    and the returned Reply always replaces the draft); `conversation_id` labels journal rows."""
+    started = time.perf_counter()
+    turn = Turn(bot=bot, history=history, on_delta=on_delta, conversation_id=conversation_id)
+    reply = chain(turn, text, retry=True)
+    reply.timings = {**turn.timings, "total": _ms(started)}
+    return reply
+
+
+def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
+    """Seed 004's chain, top to bottom. `retry` allows the one typo retry (never a third pass)."""
+    bot = turn.bot
+    with turn.timed("rules"):
+        intent = classify(text)
+    ruled = _rule_reply(bot, intent.name)
+    if ruled is not None:
+        return _finish(turn, ruled, {"route": "rules"})
+    if intent.name not in _SEARCH_INTENTS:  # a new rule the chain does not know yet
+        logger.warning("intent %s has no branch in the chain; treated as a question", intent.name)
+    found = _search(turn, intent.rest or text)
+    ai = _ask_model(turn, text, found, purpose=prompt.PURPOSE if retry else prompt.PURPOSE_FIXED)
+    meta = {"topic": intent.topic, "model_intent": ai.intent if ai else None}
+
+    # The model may raise operator/order that the rules missed, only when the rules said "question".
+    if ai and intent.name == "question" and ai.intent in _MODEL_RAISED:
+        raised = _rule_reply(bot, ai.intent)
+        assert raised is not None
+        return _finish(turn, raised, meta | {"route": "model_intent"})
+    # 1. A valid source number and an answer: the answer, with the link of THAT entry.
+    if ai and ai.answer and 0 <= ai.source < len(found.sources):
+        reply = _reply(bot, intent.name, found, text=ai.answer, entry=found.sources[ai.source].result)
+        return _finish(turn, reply, meta | {"route": "sourced", "source_index": ai.source})
+    # 2. No source: conversation, no link; blocked when it states a fact the sources did not give.
+    if ai and ai.answer and ai.source == NO_SOURCE and "product" not in (intent.name, ai.intent):
+        blocked = facts.unsupported(ai.answer, prompt.known_texts(bot, found.sources))
+        if not blocked:
+            reply = _reply(bot, intent.name, found, text=ai.answer)
+            return _finish(turn, reply, meta | {"route": "conversation"})
+        _journal_block(turn, blocked)
+    # Typo retry: the model found nothing, but read the text differently: one more full pass.
+    if retry and ai and ai.fixed and _comparable(ai.fixed) != _comparable(text):
+        turn.retried_with_fixed = True
+        return chain(turn, ai.fixed, retry=False)
+    # 3. No model at all: the best entry, if it matches well enough, with its link.
+    top = found.top
+    if ai is None and top is not None and top.score >= bot.match_threshold:
+        reply = _reply(bot, intent.name, found, text=excerpt(top.text), entry=top)
+        return _finish(turn, reply, meta | {"route": "retrieval", "kind": top.kind})
+    # 4. Otherwise: no exact answer, and the way to a person.
+    return _finish(turn, _no_answer(bot, intent.name, found), meta | {"route": "no_answer"})
+
+
+# --- the steps' helpers ------------------------------------------------------------------------------
+
+
+def _rule_reply(bot: Bot, intent: str) -> Reply | None:
+    """Answers decided without retrieval (by the rules, or by the model raising an intent)."""
+    if intent == "whoami":
+        return _canned(intent, replies.whoami(bot))
+    if intent == "operator":
+        if bot.handoff_enabled:
+            return _canned(intent, replies.say(bot, "handoff"), escalation=True, state=STATE_WAITING_OPERATOR)
+        return _canned(intent, replies.handoff_disabled(bot), escalation=True)
+    if intent in {"order", "greeting", "thanks"}:
+        return _canned(intent, replies.say(bot, intent))
+    return None
+
+
+def _canned(intent: str, text: str, *, escalation: bool = False, state: str | None = None) -> Reply:
     return Reply(
         text=text, links=[], buttons=[], intent=intent, source_entry_id=None, sources=[], confidence=None,
-        flags=dict(flags or {}), timings={}, state=state,
+        flags={"escalation": True} if escalation else {}, timings={}, state=state,
     )
 
 
-def _rule_reply(bot: Bot, intent: Intent) -> Reply | None:
-    """Answers decided by rules alone; None when retrieval has to decide."""
-    name = intent.name
-    if name == "whoami":
-        return _canned(name, replies.whoami(bot))
-    if name == "operator":
-        if bot.handoff_enabled:
-            return _canned(name, replies.say(bot, "handoff"), flags=_ESCALATION, state=STATE_WAITING_OPERATOR)
-        return _canned(name, replies.handoff_disabled(bot), flags=_ESCALATION)
-    if name in {"order", "greeting", "thanks"}:
-        return _canned(name, replies.say(bot, name))
-    return None
+def _search(turn: Turn, text: str) -> Found:
+    with turn.timed("search"):
+        results = search_entries(turn.bot, text, k=SEARCH_K)
+    return Found(results=results, sources=prompt.numbered_sources(turn.bot, results))
+
+
+def _ask_model(turn: Turn, text: str, found: Found, *, purpose: str) -> ModelAnswer | None:
+    request = prompt.build_request(
+        bot=turn.bot, text=text, history=turn.history, sources=found.sources,
+        conversation_id=turn.conversation_id, purpose=purpose,
+    )
+    provider = _Recording(get_provider(turn.bot), turn.calls)
+    calls_before = len(turn.calls)
+    with turn.timed("llm"):
+        result = complete_with_repair(
+            provider, request, schema_validator(request.schema), on_text_delta=_whole_text(turn.on_delta)
+        )
+    turn.last = result
+    turn.repaired = turn.repaired or len(turn.calls) - calls_before > 1
+    return ModelAnswer.of(result)
+
+
+def _whole_text(on_delta: DeltaSink | None) -> TextSink | None:
+    """The provider's draft hands over new pieces; the widget wants the whole text so far."""
+    if on_delta is None:
+        return None
+    sent: list[str] = []
+
+    def sink(piece: str) -> None:
+        sent.append(piece)
+        on_delta("".join(sent))
+
+    return sink
+
+
+def _reply(bot: Bot, intent: str, found: Found, *, text: str, entry: SearchResult | None = None) -> Reply:
+    """A reply after retrieval; with `entry`, it is answered from that entry and carries its link.
+    Confidence is that entry's score (else the best one's); low_confidence follows the best score."""
+    top_score = found.top.score if found.top else 0.0
+    scored = entry or found.top
+    return Reply(
+        text=text, links=_link(entry) if entry else [], buttons=[], intent=intent,
+        source_entry_id=entry.entry_id if entry else None, sources=found.entry_ids,
+        confidence=round(scored.score, 4) if scored else None,
+        flags={"low_confidence": top_score < bot.confidence_threshold}, timings={},
+    )
+
+
+def _no_answer(bot: Bot, intent: str, found: Found) -> Reply:
+    reply = _reply(bot, intent, found, text=replies.say(bot, "no_answer"))
+    reply.flags["unanswered"] = True
+    if bot.handoff_enabled:
+        reply.text += replies.say(bot, "no_answer_handoff")
+        reply.buttons = [replies.operator_button(bot)]
+    return reply
+
+
+def _link(result: SearchResult) -> list[dict[str, str]]:
+    if not result.url:
+        return []
+    return [{"url": result.url, "title": result.title or result.url}]
+
+
+def _journal_block(turn: Turn, codes: list[str]) -> None:
+    """A blocked sourceless answer is journaled with its reason codes only: never the text."""
+    turn.blocked_facts = sorted({*turn.blocked_facts, *codes})
+    journal.run_event_record(
+        bot_id=turn.bot.pk, kind=RunEvent.Kind.FILTER_BLOCK, ok=False, route="chat", purpose="answer.facts",
+        detail={"codes": codes}, conversation_id=turn.conversation_id,
+    )
+
+
+def _comparable(text: str) -> str:
+    """Case, ё and punctuation aside: a "fix" that only adds a question mark is not worth a pass."""
+    return " ".join(_NOT_WORD.sub(" ", text.casefold().replace("ё", "е")).split())
+
+
+def _finish(turn: Turn, reply: Reply, meta: dict[str, Any]) -> Reply:
+    """The reply with what the turn cost: provider, model, tokens over every call (repairs and the
+    typo retry included), attempts, the last error, and what the checks did."""
+    calls, last = turn.calls, turn.last
+    reply.llm_meta = {
+        **{key: value for key, value in meta.items() if value not in (None, "")},
+        "provider": last.provider if last else None,
+        "model": last.model if last else None,
+        "tokens": {
+            "input": sum(c.input_tokens for c in calls), "output": sum(c.output_tokens for c in calls),
+            "cache_read": sum(c.cache_read_tokens for c in calls),
+            "cache_write": sum(c.cache_write_tokens for c in calls),
+        },
+        "attempts": sum(c.attempts for c in calls),
+        "error": last.error if last else None,
+        "repaired": turn.repaired,
+        "retried_with_fixed": turn.retried_with_fixed,
+        "blocked_facts": turn.blocked_facts,
+        "source_index": meta.get("source_index"),
+    }
+    return reply
+
+
+class _Recording:
+    """The bot's provider, keeping every result it returns: tokens are summed over form repairs
+    and both passes, and a pass that made two calls was repaired."""
+
+    name: ClassVar[str] = "recording"
+    streams: ClassVar[bool] = True
+
+    def __init__(self, provider: Provider, results: list[LLMResult]) -> None:
+        self.provider = provider
+        self.bot_id = provider.bot_id
+        self.results = results
+
+    def complete_structured(self, request: LLMRequest) -> LLMResult:
+        result = self.provider.complete_structured(request)
+        self.results.append(result)
+        return result
+
+    def stream_structured(self, request: LLMRequest, on_text_delta: TextSink) -> LLMResult:
+        result = self.provider.stream_structured(request, on_text_delta)
+        self.results.append(result)
+        return result
+
+
+# --- text ----------------------------------------------------------------------------------------------
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -96,54 +350,6 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return f"{cut}…"
 
 
-def _link(result: SearchResult) -> list[dict[str, str]]:
-    if not result.url:
-        return []
-    return [{"url": result.url, "title": result.title or result.url}]
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
 
-
-def _retrieval_reply(bot: Bot, intent: Intent, results: list[SearchResult]) -> Reply:
-    """The no-model last word: the best entry if it matches well enough, otherwise an honest
-    "no exact answer" with the way to a person."""
-    top = results[0] if results else None
-    top_score = top.score if top else 0.0
-    flags = {"low_confidence": top_score < bot.confidence_threshold}
-    sources = [r.entry_id for r in results if r.score >= bot.match_threshold]
-    if top is not None and top.score >= bot.match_threshold:
-        return Reply(
-            text=excerpt(top.text), links=_link(top), buttons=[], intent=intent.name,
-            source_entry_id=top.entry_id, sources=sources, confidence=round(top.score, 4),
-            flags=flags, timings={}, llm_meta={"route": "retrieval", "kind": top.kind},
-        )
-    text = replies.say(bot, "no_answer")
-    buttons: list[dict[str, str]] = []
-    if bot.handoff_enabled:
-        text += replies.say(bot, "no_answer_handoff")
-        buttons = [replies.operator_button(bot)]
-    return Reply(
-        text=text, links=[], buttons=buttons, intent=intent.name, source_entry_id=None, sources=sources,
-        confidence=round(top_score, 4) if top else None, flags=flags | {"unanswered": True}, timings={},
-        llm_meta={"route": "retrieval"},
-    )
-
-
-def answer(*, bot: Bot, text: str, history: History, on_delta: DeltaSink | None = None) -> Reply:
-    """The bot's reply to `text`. `history` holds the previous turns (unused without a model);
-    `on_delta` receives the text so far while a model streams (never called without one)."""
-    started = time.perf_counter()
-    intent = classify(text)
-    rules_ms = _ms(started)
-    reply = _rule_reply(bot, intent)
-    search_ms = 0.0
-    if reply is None:
-        if intent.name not in _SEARCH_INTENTS:  # a new rule the chain does not know yet
-            logger.warning("intent %s has no branch in the chain; treated as a question", intent.name)
-        search_started = time.perf_counter()
-        results = search_entries(bot, intent.rest or text, k=SEARCH_K)
-        search_ms = _ms(search_started)
-        reply = _retrieval_reply(bot, intent, results)
-    reply.llm_meta.setdefault("route", "rules")
-    if intent.topic:
-        reply.llm_meta["topic"] = intent.topic
-    reply.timings = {"rules": rules_ms, "search": search_ms, "llm": 0.0, "total": _ms(started)}
-    return reply
