@@ -161,7 +161,10 @@ def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) ->
     bot = visitor_message.conversation.bot
     history = selectors.history_before(visitor_message)
     try:
-        return pipeline.answer(bot=bot, text=visitor_message.text, history=history, on_delta=on_delta)
+        return pipeline.answer(
+            bot=bot, text=visitor_message.text, history=history, on_delta=on_delta,
+            conversation_id=visitor_message.conversation_id,
+        )
     except Exception as exc:  # the visitor still gets an answer; the traceback goes to the log
         logger.exception("answer chain failed for message %s", visitor_message.pk)
         return _fallback_reply(bot, exc)

@@ -452,6 +452,7 @@ def test_the_services_run_the_chain_outside_any_transaction(fake_llm, chain_shop
 
     assert seen == [depth_outside]
     assert reply is not None and reply.links == [link("delivery")]
+    assert RunEvent.objects.get(kind=RunEvent.Kind.LLM_CALL).conversation_id == conversation.pk
 
 
 # --- flags and timings ---------------------------------------------------------------------------
