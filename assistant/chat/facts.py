@@ -58,8 +58,11 @@ def facts_in(text: str) -> list[Fact]:
 # --- addresses, phones, dates: found as spans ----------------------------------------------------
 
 _TLDS = "ru|рф|su|com|net|org|info|io|me|biz|pro|shop|store|online|site|by|kz|ua|uz|de|eu|co|app|dev|ai|tech"
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(rf"(?:https?://|www\.)[^\s<>«»\"']+|\b(?:[a-zа-я0-9-]+\.)+(?:{_TLDS})\b(?:/[^\s<>«»\"']*)?")
+# The lookbehinds let a match start only at the beginning of a run ("1.1.1.…" costs one try, not n).
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(
+    rf"(?:https?://|www\.)[^\s<>«»\"']+|(?<![\w.-])(?:[a-zа-я0-9-]+\.)+(?:{_TLDS})\b(?:/[^\s<>«»\"']*)?"
+)
 _PHONE = re.compile(r"(?<![\w.,])\+?\(?\d[\d\s()-]{5,}\d(?![\w.,]\d)")
 _DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d.]\d)")
 _TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
