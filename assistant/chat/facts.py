@@ -18,7 +18,7 @@ normalised alike ("5 000 ₽" = "5000 руб." = "5 тыс. рублей"); reas
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Final
@@ -70,14 +70,20 @@ _URL_TAIL = ".,;:!?)»\"'/"
 
 
 def _take_spans(text: str, found: list[Fact]) -> str:
-    """Record the span facts and blank them out (same length, so later matches stay in place)."""
+    """Record the span facts and blank them out, so their digits are not read again."""
     for pattern, read in _SPANS:
-        for match in pattern.finditer(text):
-            fact = read(match)
-            if fact is not None:
-                found.append(fact)
-                text = text[: match.start()] + " " * (match.end() - match.start()) + text[match.end():]
+        text = pattern.sub(_recorder(read, found), text)
     return text
+
+
+def _recorder(read: Callable[[re.Match[str]], Fact | None], found: list[Fact]) -> Callable[[re.Match[str]], str]:
+    def blank(match: re.Match[str]) -> str:
+        fact = read(match)
+        if fact is None:  # not this kind after all (an amount, not a phone): leave it to the next readers
+            return match.group(0)
+        found.append(fact)
+        return " "
+    return blank
 
 
 def _email(match: re.Match[str]) -> Fact:
