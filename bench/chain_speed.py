@@ -83,6 +83,7 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 
 def no_model_rows(size: int, bot: Any, questions: list[str], workers: int) -> list[list[Any]]:
+    """Bare search (with and without the query embedding) and the chain, 1 and `workers` askers."""
     from django.test import override_settings
 
     from assistant.chat import pipeline
@@ -90,9 +91,12 @@ def no_model_rows(size: int, bot: Any, questions: list[str], workers: int) -> li
     from knowledge.search import search_entries
 
     rows: list[list[Any]] = []
+    vectors = common.embed_queries(questions, "e5-small")
     with override_settings(LLM_PROVIDER="none"):
         pipeline.answer(bot=bot, text=questions[0], history=[])  # warm: model loaded, caches filled
         cases: list[tuple[str, Callable[[str], Any]]] = [
+            ("search_entries, query vector given", lambda q: search_entries(
+                bot, q, k=pipeline.SEARCH_K, query_vector=vectors[q], model_key="e5-small")),
             ("bare search_entries (k=5, embedding incl.)", lambda q: search_entries(bot, q, k=pipeline.SEARCH_K)),
             ("chain answer(), no model", lambda q: pipeline.answer(bot=bot, text=q, history=[])),
         ]
@@ -121,6 +125,9 @@ def fake_model_rows(bot: Any, questions: list[str], args: argparse.Namespace) ->
     chunk_chars = 4
     chunks = -(-len(raw) // chunk_chars)
     scripted = model_time(args.first_token, args.tps, chunks)
+    # The first delta that carries answer text: intent and source stream first (the schema's order).
+    before_answer = raw.index(ANSWER_TEXT[:8]) // chunk_chars
+    first_answer_ms = 1000 * model_time(args.first_token, args.tps, before_answer + 1)
     fake = messages_api.FakeLLMServer().start()
     rows: list[list[Any]] = []
     try:
@@ -149,6 +156,7 @@ def fake_model_rows(bot: Any, questions: list[str], args: argparse.Namespace) ->
                     concurrency, len(asked), f"{model_ms:.0f}", statistics.median(totals), percentile(totals, 95),
                     statistics.median(overhead), percentile(overhead, 95),
                     100 * statistics.median(overhead) / model_ms, 100 * percentile(overhead, 95) / model_ms,
+                    f"{first_answer_ms:.0f}",
                     statistics.median(shown) if shown else "none", percentile(shown, 95) if shown else "none",
                     statistics.median(llms), calls / len(asked), ",".join(sorted(set(routes))),
                 ])
@@ -231,7 +239,8 @@ def main() -> None:
               f"scripted model time {scripted:.2f} s), at {min(args.sizes)} entries\n")
         print(common.table(
             ["askers", "answers", "model ms", "total p50", "total p95", "overhead p50 ms", "overhead p95 ms",
-             "overhead p50 %", "overhead p95 %", "first text p50 ms", "first text p95 ms", "llm timing p50",
+             "overhead p50 %", "overhead p95 %", "model's first answer char ms", "first text p50 ms",
+             "first text p95 ms", "llm timing p50",
              "model calls/answer", "route"], model_rows))
 
 
