@@ -126,11 +126,6 @@ def test_a_visitor_gets_a_sourced_answer_an_honest_no_and_their_history_back(pag
     assert page.evaluate("() => window.__xss") is None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "retrieval-only search scores this question 0.373 against the FAQ entry «Продаёте ли вы уценённые "
-    "товары?» (match threshold 0.34), so the bot answers about discounted goods instead of "
-    "saying it does not know; strict: remove this mark once search or the threshold is fixed"
-))
 def test_a_product_the_shop_does_not_sell_gets_an_honest_no(page: Page, shop: str):
     page.goto(f"{shop}/")
     widget = Widget(page)
