@@ -1,7 +1,7 @@
 """`make bench`: every benchmark in turn, each printing its own Markdown table with its baseline.
 
 Order matters: retrieval_quality crawls and embeds the data sets (and fills the embedding cache)
-that search_speed builds its synthetic 100k entries from.
+that search_speed builds its synthetic 100k entries from; chain_speed reuses search_speed's helpers.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["retrieval_quality.py", "embedding_speed.py", "search_speed.py"]
+SCRIPTS = ["retrieval_quality.py", "embedding_speed.py", "search_speed.py", "chain_speed.py", "ws_capacity.py"]
 
 
 def main() -> int:
