@@ -3,19 +3,21 @@ to the nearest heading anchor.
 
 Headings are hard boundaries even when a section is short: a chunk's citation link and heading
 path must name the section its text really comes from. Inside a section paragraphs are packed up
-to MAX_CHARS; a paragraph longer than that is cut at sentence ends, then at spaces, never inside a
-word. Keys are url + heading path + ordinal, so a re-crawl updates the same rows in place.
+to MAX_CHARS; a paragraph longer than that is cut at line breaks, then sentence ends, then spaces,
+never inside a word. Documents (documents.py) are packed by the same `pack`. Keys are url +
+heading path + ordinal, so a re-crawl updates the same rows in place.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from knowledge.extract import Block
 from knowledge.services import EntryDraft, content_hash
 
+# A chunk is what search returns and the model reads: big enough to carry a whole answer,
+# small enough that the [n] source it is cited as points at one topic.
 MIN_CHARS = 500
 MAX_CHARS = 1200
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
@@ -44,27 +46,30 @@ def sections(blocks: list[Block]) -> list[Section]:
     return [section for section in result if section.paragraphs]
 
 
-def _split_words(text: str, limit: int) -> Iterator[str]:
-    piece = ""
-    for word in text.split(" "):
-        if piece and len(piece) + 1 + len(word) > limit:
-            yield piece
-            piece = ""
-        piece = f"{piece} {word}" if piece else word
-        while len(piece) > limit:  # one "word" longer than a chunk (a URL, a hash): no better cut exists
-            yield piece[:limit]
-            piece = piece[limit:]
-    if piece:
-        yield piece
+# Lines first, then sentence ends, then spaces: the coarsest cut that fits keeps the most meaning.
+_CUTS = (("\n", re.compile(r"\n+")), (" ", SENTENCE_END), (" ", re.compile(r"\s+")))
 
 
-def _pieces(paragraph: str, limit: int) -> Iterator[str]:
-    """A paragraph as pieces of at most `limit` characters, cut at sentence ends where possible."""
-    if len(paragraph) <= limit:
-        yield paragraph
-        return
-    for sentence in SENTENCE_END.split(paragraph):
-        yield from _split_words(sentence, limit) if len(sentence) > limit else [sentence]
+def _pieces(text: str, limit: int, depth: int = 0) -> list[str]:
+    """`text` as pieces of at most `limit` characters, each as long as the coarsest cut allows;
+    only a "word" longer than a chunk (a URL, a hash) is cut inside, as no better cut exists."""
+    if len(text) <= limit:
+        return [text]
+    if depth == len(_CUTS):
+        return [text[start : start + limit] for start in range(0, len(text), limit)]
+    joiner, pattern = _CUTS[depth]
+    out: list[str] = []
+    current = ""
+    for piece in pattern.split(text):
+        for part in _pieces(piece, limit, depth + 1):
+            candidate = f"{current}{joiner}{part}" if current else part
+            if current and len(candidate) > limit:
+                out.append(current)
+                candidate = part
+            current = candidate
+    if current:
+        out.append(current)
+    return out
 
 
 def _greedy(paragraphs: list[str], limit: int) -> list[str]:

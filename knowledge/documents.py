@@ -18,6 +18,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 from django.conf import settings
 
+from knowledge.chunking import pack
 from knowledge.exceptions import (
     DocumentCorrupt,
     DocumentEmpty,
@@ -27,11 +28,6 @@ from knowledge.exceptions import (
     DocumentTooLarge,
     DocumentUnsupported,
 )
-
-# A chunk is what search returns and the model reads: big enough to carry a whole answer,
-# small enough that the [n] source it is cited as points at one topic.
-MIN_CHARS = 500
-MAX_CHARS = 1200
 
 _OLD_FORMATS = {
     ".doc": "Это старый формат Word: откройте файл и сохраните его как DOCX.",
@@ -390,49 +386,7 @@ def chunk_blocks(blocks: list[Block]) -> list[Chunk]:
     ordinals: Counter[tuple[str, ...]] = Counter()
     chunks = []
     for (path, anchor), group in groupby(blocks, key=lambda block: (block.heading_path, block.anchor)):
-        for text in _pack([block.text for block in group]):
+        for text in pack([block.text for block in group]):
             ordinals[path] += 1
             chunks.append(Chunk(path, text, anchor, ordinals[path]))
     return chunks
-
-
-def _pack(paragraphs: list[str]) -> list[str]:
-    """Packing towards an even size: 1900 characters become two chunks of ~950, not 1200 and a
-    stub of 700. The size limit is the even share plus some slack, never above MAX_CHARS."""
-    total = sum(len(para) + 2 for para in paragraphs)
-    share = total / max(1, -(-total // MAX_CHARS))
-    limit = min(MAX_CHARS, max(MIN_CHARS, int(share * 1.15)))
-    chunks: list[str] = []
-    current = ""
-    for piece in (piece for para in paragraphs for piece in _split_long(para, limit)):
-        if current and len(current) + 2 + len(piece) > limit:
-            chunks.append(current)
-            current = ""
-        current = f"{current}\n\n{piece}" if current else piece
-    if current:
-        chunks.append(current)
-    return chunks
-
-
-# Lines first, then sentences, then words: the coarsest cut that fits keeps the most meaning.
-_CUTS = (("\n", re.compile(r"\n+")), (" ", re.compile(r"(?<=[.!?…;:])\s+")), (" ", re.compile(r"\s+")))
-
-
-def _split_long(text: str, limit: int, depth: int = 0) -> list[str]:
-    if len(text) <= limit:
-        return [text]
-    if depth == len(_CUTS):
-        return [text[start : start + limit] for start in range(0, len(text), limit)]
-    joiner, pattern = _CUTS[depth]
-    out: list[str] = []
-    current = ""
-    for piece in pattern.split(text):
-        for part in _split_long(piece, limit, depth + 1):
-            candidate = f"{current}{joiner}{part}" if current else part
-            if current and len(candidate) > limit:
-                out.append(current)
-                candidate = part
-            current = candidate
-    if current:
-        out.append(current)
-    return out
