@@ -122,13 +122,22 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recrawl-due-sources": {"task": "knowledge.tasks.recrawl_due_sources", "schedule": 300.0},
 }
 
+# The widget's channel layer (assistant/chat/layers.py): one bounded pool of Redis connections per
+# ASGI process; a burst of group_add / group_discard (thousands of sockets opening or closing at
+# once) waits up to CHANNELS_POOL_TIMEOUT s for a free connection instead of failing.
+CHANNELS_POOL_SIZE = env_int("CHANNELS_POOL_SIZE", 20)
+if CHANNELS_POOL_SIZE < 4:  # one connection sits in the layer's BZPOPMIN; the rest serve groups and sends
+    raise ImproperlyConfigured(f"CHANNELS_POOL_SIZE must be at least 4; got {CHANNELS_POOL_SIZE}")
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "BACKEND": "assistant.chat.layers.BoundedRedisChannelLayer",
         # redis-py 8 reads with a 5 s socket timeout by default, the same as the layer's 5 s
         # BZPOPMIN: an idle socket then dies with "Timeout reading". Give reads room to spare.
         "CONFIG": {
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+            "hosts": [{
+                "address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
+                "max_connections": CHANNELS_POOL_SIZE, "timeout": env_float("CHANNELS_POOL_TIMEOUT", 30.0),
+            }],
             "prefix": env_str("CHANNELS_PREFIX", "spravka"),
         },
     }

@@ -1,19 +1,38 @@
-"""Widget websockets per ASGI process: idle sessions held and memory per session; round trips per
-second of `ping`/`pong` (the transport alone) against a full `message` round trip.
+"""Widget websockets per ASGI process: idle sessions held and memory per session, with uvicorn's
+defaults (the baseline) and with the options production runs (`assistant.asgi.SERVER_OPTIONS`);
+then round trips per second on the production options: `ping` → `pong` (the transport alone, the
+baseline), a greeting answered by the rules, and a question answered by retrieval.
 
-    python bench/ws_capacity.py [--sessions 2000 5000] [--clients 50] [--seconds 10] [--quick]
+    python bench/ws_capacity.py [--sessions 2000 5000] [--baseline-sessions 2000] [--clients 50]
+                                [--seconds 10] [--quick] [--server LABEL=FLAGS ...]
 
-One `uvicorn assistant.asgi:application` subprocess (one process, as deployed per worker) on a
-free 127.0.0.1 port, on the bench database and the usual Redis, with LLM_PROVIDER=none and the
-message rate limits off (CHAT_RATE_VISITOR=0, CHAT_RATE_IP=0: one client address sends everything
-here). Its memory is VmRSS from /proc/<pid>/status: after one warm-up session (imports and pools
-loaded; the baseline), and with N idle sessions open, each of which sent `hello` with the bot's
-allowed `Origin` and got `welcome` (a conversation row, a channel-layer group). Per session =
-(RSS with N - baseline) / N. Round trips: `--clients` sockets each sending one frame and waiting
-for its answer, in a loop, for `--seconds`: `ping` → `pong`, then `message` → ack, typing,
-message, typing off (the chain runs without a model on a bot with a few entries).
+Each server is one `uvicorn assistant.asgi:application` subprocess (one process, as deployed per
+worker) on a free 127.0.0.1 port, on the bench database and the usual Redis, with DEBUG=0 (as in
+production: with DEBUG on, Django keeps every SQL query of a thread in memory) and
+LLM_PROVIDER=none. Rate limits stay on but are set far above what the bench sends
+(CHAT_RATE_VISITOR and CHAT_RATE_IP 10^9: one client address sends everything here), so every
+message still pays for its Redis counter.
 
-`--quick`: 500 and 2000 sessions, 5 s per round-trip run. The bench bot (`bench-ws`) and its
+Memory: VmRSS from /proc/<pid>/status after one warm-up session (imports and pools loaded; the
+baseline of that server), then with N idle sessions open, each of which sent `hello` with the
+bot's allowed `Origin` and got `welcome` (a conversation row, a channel-layer group). Per session =
+(RSS with N - baseline) / N. Then all N are closed at the same instant (the burst that exhausted
+the channel layer's Redis pool before) and the server log is searched for tracebacks: the
+`errors` column counts them for that step (opening, holding and closing).
+
+Round trips: `--clients` sockets each sending one frame and waiting for its whole answer, in a
+loop, for `--seconds`:
+- `ping` → `pong`;
+- greeting «Здравствуйте!» → ack, typing on, the bot's message, typing off: the whole message
+  path without retrieval (rate counter, stored, history read, classified by the rules, reply
+  stored, sent); every reply is checked to be the rules' greeting (no links);
+- question «Сколько стоит доставка по Москве?» → the same frames, but the chain embeds the question
+  (e5-small, CPU) and runs the hybrid search on a bot with 3 entries; every reply is checked to
+  carry the link of the entry it came from. This row is the chain's throughput, not the socket's.
+
+`--server LABEL=FLAGS` adds a server to the memory table (e.g.
+`--server "legacy websockets=--ws websockets --ws-per-message-deflate false"`).
+`--quick`: 500 sessions, 5 s per round-trip run. The bench bot (`bench-ws`) and its
 conversations are deleted at the end.
 """
 
@@ -24,11 +43,13 @@ import asyncio
 import json
 import os
 import resource
+import shlex
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +59,7 @@ from bench import common
 
 ORIGIN = "https://bench.example"
 SLUG = "bench-ws"
+GREETING = "Здравствуйте!"
 QUESTION = "Сколько стоит доставка по Москве?"
 PASSAGES = [
     {"id": "delivery", "title": "Доставка", "url": "https://bench.example/delivery",
@@ -47,6 +69,24 @@ PASSAGES = [
     {"id": "pay", "title": "Оплата", "url": "https://bench.example/pay",
      "text": "Оплатить заказ можно картой на сайте или наличными курьеру."},
 ]
+UNLIMITED = str(10**9)
+
+
+@dataclass
+class Server:
+    label: str
+    flags: list[str]
+    sessions: list[int]
+    process: subprocess.Popen[bytes] | None = None
+    log: Path = field(default_factory=Path)
+    log_seen: int = 0
+
+    def new_errors(self) -> int:
+        """Tracebacks written to the server log since the last call."""
+        text = self.log.read_text(errors="replace")
+        count = text.count("Traceback") - self.log_seen
+        self.log_seen += count
+        return count
 
 
 def raise_nofile(needed: int) -> int:
@@ -70,28 +110,32 @@ def rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def start_server(port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = os.environ | {"LLM_PROVIDER": "none", "CHAT_RATE_VISITOR": "0", "CHAT_RATE_IP": "0",
-                        "SPRAVKA_LOG_LEVEL": "WARNING"}
-    with log.open("wb") as out:
-        process = subprocess.Popen(
+def start_server(server: Server, port: int) -> None:
+    env = os.environ | {"DEBUG": "0", "LLM_PROVIDER": "none", "CHAT_RATE_VISITOR": UNLIMITED,
+                        "CHAT_RATE_IP": UNLIMITED, "SPRAVKA_LOG_LEVEL": "WARNING"}
+    server.log = Path(tempfile.gettempdir()) / f"bench-ws-uvicorn-{port}.log"
+    with server.log.open("wb") as out:
+        server.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", "warning"],
+             "--port", str(port), "--log-level", "warning", *server.flags],
             cwd=common.REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"uvicorn exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        if server.process.poll() is not None:
+            raise SystemExit(f"uvicorn exited with {server.process.returncode}:\n{server.log.read_text()[-3000:]}")
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return process
+                return
         time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"uvicorn did not listen within 120 s:\n{log.read_text()[-3000:]}")
+    server.process.kill()
+    raise SystemExit(f"uvicorn did not listen within 120 s:\n{server.log.read_text()[-3000:]}")
 
 
-def stop_server(process: subprocess.Popen[bytes]) -> None:
+def stop_server(server: Server) -> None:
+    process = server.process
+    if process is None:
+        return
     process.terminate()
     try:
         process.wait(15)
@@ -107,7 +151,8 @@ async def recv(ws: Any) -> dict[str, Any]:
 async def open_session(url: str, visitor: str) -> Any:
     from websockets.asyncio.client import connect
 
-    ws = await connect(url, origin=ORIGIN, max_size=2**20, ping_interval=None)  # type: ignore[arg-type]
+    # The client offers permessage-deflate, as browsers do: the server decides whether to use it.
+    ws = await connect(url, origin=ORIGIN, max_size=2**20, ping_interval=None, open_timeout=60)  # type: ignore[arg-type]
     await ws.send(json.dumps({"type": "hello", "visitor_id": visitor, "last_seen_id": None}))
     welcome = await recv(ws)
     if welcome.get("type") != "welcome":
@@ -134,8 +179,29 @@ async def close_all(sessions: list[Any]) -> None:
     await asyncio.gather(*(ws.close() for ws in sessions), return_exceptions=True)
 
 
-async def round_trips(url: str, kind: str, clients: int, seconds: float) -> tuple[int, list[float]]:
-    """Round trips completed by `clients` sockets in `seconds`, and each one's latency (ms)."""
+async def ask(ws: Any, client_msg_id: str, text: str) -> dict[str, Any]:
+    """Send one visitor message and read its frames up to `typing` off; returns the bot's message."""
+    await ws.send(json.dumps({"type": "message", "client_msg_id": client_msg_id, "text": text}))
+    frame = await recv(ws)
+    if frame["type"] != "ack":
+        raise RuntimeError(f"expected ack, got {frame}")
+    reply: dict[str, Any] = {}
+    while frame != {"type": "typing", "on": False}:
+        frame = await recv(ws)
+        if frame["type"] == "message" and frame["message"]["role"] == "bot":
+            reply = frame["message"]
+    return reply
+
+
+def check_reply(kind: str, reply: dict[str, Any]) -> None:
+    if kind == "greeting" and (not reply or reply["links"]):
+        raise RuntimeError(f"the greeting was not answered by the rules: {reply}")
+    if kind == "question" and not any(link["url"].endswith("/delivery") for link in reply.get("links", [])):
+        raise RuntimeError(f"the question was not answered from the delivery entry: {reply}")
+
+
+async def round_trips(url: str, kind: str, clients: int, seconds: float) -> tuple[float, list[float]]:
+    """Round trips per second completed by `clients` sockets in `seconds`, and each one's latency (ms)."""
     sessions, _ = await open_sessions(url, clients, f"rt_{kind}", parallel=clients)
     latencies: list[float] = []
     stop_at = time.perf_counter() + seconds
@@ -150,86 +216,131 @@ async def round_trips(url: str, kind: str, clients: int, seconds: float) -> tupl
                 assert frame["type"] == "pong", frame
             else:
                 i += 1
-                await ws.send(json.dumps({"type": "message", "client_msg_id": f"c{n}_{i}_{time.time_ns()}",
-                                          "text": QUESTION}))
-                frame = await recv(ws)
-                if frame["type"] != "ack":
-                    raise RuntimeError(f"expected ack, got {frame}")
-                while frame != {"type": "typing", "on": False}:
-                    frame = await recv(ws)
+                reply = await ask(ws, f"c{n}_{i}_{time.time_ns()}", GREETING if kind == "greeting" else QUESTION)
+                check_reply(kind, reply)
             latencies.append((time.perf_counter() - started) * 1000)
 
     started = time.perf_counter()
     await asyncio.gather(*(loop(ws, n) for n, ws in enumerate(sessions)))
     elapsed = time.perf_counter() - started
     await close_all(sessions)
-    return int(len(latencies) / elapsed), latencies
+    return len(latencies) / elapsed, latencies
 
 
-async def measure(args: argparse.Namespace, url: str, pid: int) -> tuple[list[list[Any]], list[list[Any]]]:
-    from knowledge.evaluation import percentile
-
-    started_kb = rss_kb(pid)
+async def warm_up(url: str) -> None:
     warm = await open_session(url, "v_warm")
-    await warm.send(json.dumps({"type": "message", "client_msg_id": "warm", "text": QUESTION}))
-    frame = await recv(warm)
-    while frame != {"type": "typing", "on": False}:
-        frame = await recv(warm)
+    check_reply("question", await ask(warm, "warm-q", QUESTION))
+    check_reply("greeting", await ask(warm, "warm-g", GREETING))
     await warm.close()
     await asyncio.sleep(1)
+
+
+async def measure_memory(server: Server, url: str) -> list[list[Any]]:
+    assert server.process is not None
+    pid = server.process.pid
+    started_kb = rss_kb(pid)
+    await warm_up(url)
     baseline_kb = rss_kb(pid)
-    memory: list[list[Any]] = [["uvicorn started, before any socket", 0, started_kb / 1024, "", "", "", ""],
-                               ["after one warm-up session (baseline)", 0, baseline_kb / 1024, "", "", "", ""]]
-    for count in args.sessions:
-        sessions, opening = await open_sessions(url, count, f"idle{count}")
+    rows: list[list[Any]] = [
+        [server.label, "uvicorn started, before any socket", "", started_kb / 1024, "", "", "", server.new_errors()],
+        [server.label, "after one warm-up session (baseline)", "", baseline_kb / 1024, "", "", "", server.new_errors()],
+    ]
+    for count in server.sessions:
+        sessions, opening = await open_sessions(url, count, f"idle{count}_{server.process.pid}")
         await asyncio.sleep(2)
         held_kb = rss_kb(pid)
         alive = sum(1 for ws in sessions if ws.close_code is None)
         per = (held_kb - baseline_kb) / max(1, len(sessions))
-        memory.append([f"{count} idle sessions open (hello → welcome)", alive, held_kb / 1024, per,
-                       count / opening, "yes" if alive == count and per <= 30 else "no",
-                       (held_kb - baseline_kb) / 1024])
-        await close_all(sessions)
-        await asyncio.sleep(2)
-    trips: list[list[Any]] = []
-    for kind in ("ping", "message"):
-        rate, latencies = await round_trips(url, kind, args.clients, args.seconds)
-        label = "ping → pong (baseline)" if kind == "ping" else "message → ack, typing, message, typing off"
-        trips.append([label, args.clients, rate, percentile(latencies, 50), percentile(latencies, 95)])
-    return memory, trips
+        await close_all(sessions)  # all at once
+        await asyncio.sleep(3)
+        rows.append([server.label, f"{count} idle sessions open (hello → welcome), then all closed at once",
+                     f"{alive} / {count}", held_kb / 1024, per, (held_kb - baseline_kb) / 1024, count / opening,
+                     server.new_errors()])
+    return rows
+
+
+async def measure_trips(server: Server, url: str, clients: int, seconds: float) -> list[list[Any]]:
+    from knowledge.evaluation import percentile
+
+    labels = {
+        "ping": "ping → pong (baseline)",
+        "greeting": f"greeting «{GREETING}» → ack, typing, rules' reply, typing off (no retrieval)",
+        "question": "question → ack, typing, retrieval reply, typing off (e5 query embedding + search)",
+    }
+    rows: list[list[Any]] = []
+    for kind, label in labels.items():
+        rate, latencies = await round_trips(url, kind, clients, seconds)
+        rows.append([label, clients, rate, percentile(latencies, 50), percentile(latencies, 95), server.new_errors()])
+    return rows
+
+
+def parse_servers(args: argparse.Namespace, production_flags: list[str]) -> list[Server]:
+    servers = [Server("uvicorn defaults (baseline)", [], args.baseline_sessions)]
+    for spec in args.server:
+        label, _, flags = spec.partition("=")
+        servers.append(Server(label.strip(), shlex.split(flags), args.baseline_sessions))
+    servers.append(Server("production: " + " ".join(production_flags), production_flags, args.sessions))
+    return servers
+
+
+def run_server(server: Server, public_key: str, args: argparse.Namespace, trips: bool) -> tuple[list[Any], list[Any]]:
+    port = free_port()
+    start_server(server, port)
+    url = f"ws://127.0.0.1:{port}/ws/chat/{public_key}/"
+    try:
+        memory = asyncio.run(measure_memory(server, url))
+        trip_rows = asyncio.run(measure_trips(server, url, args.clients, args.seconds)) if trips else []
+    finally:
+        stop_server(server)
+    return memory, trip_rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sessions", nargs="+", type=int, default=[2000, 5000])
+    parser.add_argument("--sessions", nargs="+", type=int, default=[2000, 5000],
+                        help="idle sessions held by the production server, one step each")
+    parser.add_argument("--baseline-sessions", nargs="+", type=int, default=None,
+                        help="idle sessions held by the other servers (default: the smallest of --sessions)")
     parser.add_argument("--clients", type=int, default=50, help="sockets sending at once in the round-trip runs")
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--quick", action="store_true", help="500 and 2000 sessions, 5 s round-trip runs")
+    parser.add_argument("--server", action="append", default=[], metavar="LABEL=FLAGS",
+                        help="another uvicorn configuration for the memory table")
+    parser.add_argument("--quick", action="store_true", help="500 sessions, 5 s round-trip runs")
     args = parser.parse_args()
     if args.quick:
-        args.sessions, args.seconds = [500, 2000], 5.0
-    nofile = raise_nofile(2 * max(args.sessions) + 500)  # the client and the server end of each socket
+        args.sessions, args.seconds = [500], 5.0
+    args.baseline_sessions = args.baseline_sessions or [min(args.sessions)]
+    nofile = raise_nofile(2 * max(args.sessions + args.baseline_sessions) + 500)  # both ends of each socket
+    load_before = os.getloadavg()
     common.setup_django()
+    from assistant.asgi import uvicorn_flags
+
     bot = common.bench_bot(SLUG, fresh=True)
     bot.allowed_origins = [ORIGIN]
     bot.save()
     common.load_passages(bot, PASSAGES, source_title="bench-ws")
     common.embed_bot(bot, "e5-small")
-    port = free_port()
-    log = Path(tempfile.gettempdir()) / f"bench-ws-uvicorn-{port}.log"
-    process = start_server(port, log)
+    servers = parse_servers(args, uvicorn_flags())
+    memory: list[list[Any]] = []
+    trips: list[list[Any]] = []
     try:
-        memory, trips = asyncio.run(measure(args, f"ws://127.0.0.1:{port}/ws/chat/{bot.public_key}/", process.pid))
+        for server in servers:
+            rows, trip_rows = run_server(server, bot.public_key, args, trips=server is servers[-1])
+            memory += rows
+            trips += trip_rows
     finally:
-        stop_server(process)
         common.drop_bot(SLUG)
-    print(f"# Websocket capacity — {common.machine()}; one uvicorn process, RLIMIT_NOFILE {nofile}\n")
-    print(common.table(["state", "sessions alive", "VmRSS MB", "KB / session", "opened / s", "≤ 30 KB each, all held",
-                        "MB over baseline"], memory))
+    load_after = os.getloadavg()
+    print(f"# Websocket capacity — {common.machine()}; one uvicorn process, RLIMIT_NOFILE {nofile}")
+    print(f"# load average (1, 5, 15 min) before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+          f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}\n")
+    print(common.table(["server", "state", "sessions alive", "VmRSS MB", "KB / session", "MB over baseline",
+                        "opened / s", "errors"], memory))
     print()
     ping_rate = trips[0][2]
-    rows = [[*row, row[2] / ping_rate, "yes" if row[2] >= 500 else "no"] for row in trips]
-    print(common.table(["round trip", "sockets", "per second", "p50 ms", "p95 ms", "vs ping", "≥ 500/s"], rows))
+    rows = [[*row[:5], row[2] / ping_rate, "yes" if row[2] >= 500 else "no", row[5]] for row in trips]
+    print(common.table(["round trip (production server)", "sockets", "per second", "p50 ms", "p95 ms", "vs ping",
+                        "≥ 500/s", "errors"], rows))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,146 @@
+"""The Redis channel layer, made cheap per socket and safe under bursts.
+
+Two changes to channels_redis's RedisChannelLayer, both about thousands of mostly idle widget
+sockets in one ASGI process:
+
+1. **A bounded pool that waits instead of failing.** channels_redis gives each event loop a plain
+   redis-py pool, which raises MaxConnectionsError once more commands are in flight than it has
+   connections (100 by default). Every widget socket does a `group_add` on hello and a
+   `group_discard` on close, so two thousand visitors leaving at once (a deploy, a network blip)
+   asked for two thousand connections in the same instant and most discards failed. Here the pool
+   is a BlockingConnectionPool: a command waits (up to `timeout` s) for one of `max_connections`
+   connections, so a burst becomes a short queue and one process never opens more than
+   `max_connections` connections to Redis. `group_add` sends its two commands in one round trip.
+
+2. **One reader per process, one future per socket.** Every consumer waits on
+   `receive(its channel)` for the whole life of its socket. channels_redis serves all of a
+   process's channels from one Redis key already, but each waiting consumer keeps two extra tasks,
+   a lock waiter and a queue of its own. Here one pump task per event loop reads the process's
+   key and hands each message to its channel's waiting future (or keeps it, in order, until that
+   channel asks again); a waiting consumer costs one future.
+
+What must stay true:
+- Messages for one channel are delivered in the order Redis gave them, none twice.
+- A message for a channel that is not waiting right now (its consumer is busy with a frame) is
+  kept, up to the layer's capacity, until that channel asks again; kept messages nobody asked
+  for within the layer's `expiry` (a consumer that went away) are dropped, so nothing grows.
+- A consumer that leaves (its receive is cancelled) takes what was kept for it along; the pump is
+  cancelled with the last waiting receiver (cancelling channels_redis's read loses nothing: the
+  message stays in its backup queue), so no read outlives the sockets of a test's event loop.
+- A Redis error in the pump is logged and retried after a pause; the waiting consumers keep
+  waiting (the messages stay in Redis) instead of all failing.
+- `max_connections` leaves room beyond the pump's connection, which sits in BZPOPMIN for up to
+  5 s at a time (settings refuse fewer than 4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels_redis.core import RedisChannelLayer
+from redis import asyncio as aioredis
+
+logger = logging.getLogger("spravka.chat")
+
+PUMP_RETRY_SECONDS = 1.0
+
+
+@dataclass
+class _Mailboxes:
+    """The process-local channels of one event loop: who is waiting, and what arrived early."""
+
+    waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    kept: dict[str, collections.deque[dict[str, Any]]] = field(default_factory=dict)
+    kept_at: dict[str, float] = field(default_factory=dict)
+    pruned_at: float = field(default_factory=time.monotonic)
+    pump: asyncio.Task[None] | None = None
+
+
+class BoundedRedisChannelLayer(RedisChannelLayer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mailboxes: dict[asyncio.AbstractEventLoop, _Mailboxes] = {}
+
+    def create_pool(self, index: int) -> aioredis.BlockingConnectionPool:
+        host: dict[str, Any] = dict(self.hosts[index])
+        address = host.pop("address")
+        return aioredis.BlockingConnectionPool.from_url(address, **host)
+
+    async def group_add(self, group: str, channel: str) -> None:
+        assert self.require_valid_group_name(group), "Group name not valid"
+        assert self.require_valid_channel_name(channel), "Channel name not valid"
+        group_key = self._group_key(group)
+        connection = self.connection(self.consistent_hash(group))
+        pipe = connection.pipeline(transaction=False)
+        pipe.zadd(group_key, {channel: time.time()})
+        pipe.expire(group_key, self.group_expiry)
+        await pipe.execute()
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        if "!" not in channel:  # a shared channel (workers): channels_redis's own way
+            return dict(await super().receive(channel))
+        assert self.require_valid_channel_name(channel)
+        assert self.non_local_name(channel).endswith(self.client_prefix + "!"), "Wrong client prefix"
+        loop = asyncio.get_running_loop()
+        boxes = self._mailboxes.setdefault(loop, _Mailboxes())
+        kept = boxes.kept.get(channel)
+        if kept:
+            message = kept.popleft()
+            if not kept:
+                del boxes.kept[channel], boxes.kept_at[channel]
+            return message
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        boxes.waiting[channel] = future
+        if boxes.pump is None or boxes.pump.done():
+            boxes.pump = loop.create_task(self._pump(boxes, self.non_local_name(channel)))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._leave(loop, boxes, channel)
+            raise
+        finally:
+            if boxes.waiting.get(channel) is future:
+                del boxes.waiting[channel]
+
+    def _leave(self, loop: asyncio.AbstractEventLoop, boxes: _Mailboxes, channel: str) -> None:
+        """The channel's consumer is gone: forget its messages; the last one out stops the pump."""
+        boxes.waiting.pop(channel, None)
+        boxes.kept.pop(channel, None)
+        boxes.kept_at.pop(channel, None)
+        if not boxes.waiting and boxes.pump is not None:
+            boxes.pump.cancel()
+            boxes.pump = None
+            if not boxes.kept:
+                self._mailboxes.pop(loop, None)
+
+    async def _pump(self, boxes: _Mailboxes, process_channel: str) -> None:
+        while True:
+            try:
+                target, message = await self.receive_single(process_channel)
+            except Exception:
+                logger.exception("channel layer: reading %s failed; retrying", process_channel)
+                await asyncio.sleep(PUMP_RETRY_SECONDS)
+                continue
+            for channel in target if isinstance(target, list) else [target]:
+                self._deliver(boxes, channel, message)
+
+    def _deliver(self, boxes: _Mailboxes, channel: str, message: dict[str, Any]) -> None:
+        future = boxes.waiting.pop(channel, None)
+        if future is not None and not future.done():
+            future.set_result(message)  # nothing is kept for a waiting channel: order holds
+            return
+        now = time.monotonic()
+        kept = boxes.kept.get(channel)
+        if kept is None:
+            kept = boxes.kept[channel] = collections.deque(maxlen=self.get_capacity(channel))
+        kept.append(message)  # over capacity the oldest is dropped, as channels_redis does
+        boxes.kept_at[channel] = now
+        if now - boxes.pruned_at > self.expiry:
+            boxes.pruned_at = now
+            for stale in [name for name, at in boxes.kept_at.items() if now - at > self.expiry]:
+                del boxes.kept[stale], boxes.kept_at[stale]
