@@ -10,13 +10,18 @@ What must stay true:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.core.serializers.json import DjangoJSONEncoder
 
 from assistant.bots.models import Bot
@@ -47,6 +52,47 @@ class ChatConsumer(AsyncWebsocketConsumer):
     ip: str | None = None
     group: str | None = None
     gone = False
+
+    async def __call__(
+        self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
+        send: Callable[[dict[str, Any]], Awaitable[None]],
+    ) -> None:
+        """channels' AsyncConsumer.__call__, one task and one wait lighter per socket: frames are read
+        in the socket's own task, channel-layer events in one more task, and a lock keeps dispatch
+        one message at a time in arrival order, as channels' `await_many_dispatch` does. An idle
+        socket then holds two tasks instead of three plus a pending `asyncio.wait`."""
+        self.scope = scope
+        self.base_send = send
+        self._turn = asyncio.Lock()
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        events: asyncio.Task[None] | None = None
+        if self.channel_layer is not None:
+            self.channel_name = await self.channel_layer.new_channel()
+            self.channel_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+            events = asyncio.create_task(self._events())
+        try:
+            while True:
+                message = await receive()
+                async with self._turn:
+                    await self.dispatch(message)
+        except StopConsumer:
+            pass
+        finally:
+            if events is not None:
+                events.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await events
+
+    async def _events(self) -> None:
+        """Channel-layer events (operator messages, state changes), one at a time. A failing event
+        is logged and the socket stays open."""
+        while True:
+            message = await self.channel_receive()
+            async with self._turn:
+                try:
+                    await self.dispatch(message)
+                except Exception:
+                    logger.exception("channel-layer event %r failed", message.get("type"))
 
     async def connect(self) -> None:
         public_key = self.scope["url_route"]["kwargs"]["public_key"]
@@ -107,7 +153,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         assert self.bot is not None
         conversation = await _db(services.conversation_open)(bot=self.bot, visitor_id=frame.visitor_id, ip=self.ip)
         messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
-        self.conversation = conversation
+        # One Bot instance per socket, the one just read with the conversation: thousands of idle
+        # sockets each holding two copies of the same row add up.
+        self.bot, self.conversation = conversation.bot, conversation
         await self._join_group(conversation.pk)
         await self._send({
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
