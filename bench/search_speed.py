@@ -1,19 +1,25 @@
 """Search speed at 1k, 10k and 100k entries: HNSW against exact vector search (latency and
 recall@10), and the whole hybrid search, query embedding excluded.
 
-    python bench/search_speed.py [--sizes 1000 10000 100000] [--queries 200] [--keep]
+    python bench/search_speed.py [--sizes 1000 10000 100000] [--queries 200] [--keep | --reuse]
 
 Synthetic but real-looking data, in the bench database: texts are real Russian passages (xquad-ru
 and the crawled demo / VK Cloud chunks when the quality bench has run) re-cut into new
 chunks; vectors are the real e5 vectors of the originals plus Gaussian noise (cosine ~0.9 to the
-original), normalised. Good for speed and recall, meaningless for quality. Rows go in with COPY,
-the model's partial HNSW index (as in migration 0002) is built once after the load, and the
-bench bots are deleted at the end unless --keep.
+original), normalised. Good for speed and recall, meaningless for quality.
+
+Every size is one bot, and all of them sit in the model's one partial HNSW index together, as
+tenants do in production: the 1k and 10k bots are small tenants beside a 100k one. Rows go in
+with COPY while the index is dropped, and the index (as in migration 0005) is built once after
+the load. The bench bots are deleted at the end unless --keep; --reuse measures the bots an
+earlier --keep run left (a size whose bot holds the right number of rows is not loaded again),
+which saves the ~150 s COPY and ~100 s index build of 100k rows while iterating.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -93,12 +99,17 @@ def copy_entries(bot_id: int, rows: list[tuple[str, str, str]]) -> None:
     raw.commit()
 
 
+# The full-precision index migrations 0002/0005 built, kept beside the used one as the baseline
+# (`--baseline`): same predicate, its own cast, so each query picks its own index.
+FULL_INDEX = "bench_hnsw_e5_small_full"
+
+
 def drop_hnsw() -> None:
     """Loading 100k rows into a live HNSW index costs minutes; building it afterwards, seconds."""
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX IF EXISTS entry_hnsw_e5_small")
+        cursor.execute(f"DROP INDEX IF EXISTS entry_hnsw_e5_small; DROP INDEX IF EXISTS {FULL_INDEX}")
 
 
 def rebuild_hnsw() -> float:
@@ -107,7 +118,7 @@ def rebuild_hnsw() -> float:
 
     from django.db import connection
 
-    migration = importlib.import_module("knowledge.migrations.0005_hnsw_build_quality")
+    migration = importlib.import_module("knowledge.migrations.0006_hnsw_half_precision")
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '1GB'")
@@ -116,41 +127,73 @@ def rebuild_hnsw() -> float:
     return time.perf_counter() - started
 
 
-def vector_top(bot_id: int, vector: np.ndarray, *, exact: bool, ef: int, k: int = 20) -> tuple[list[int], float]:
+def build_full_index() -> float:
+    """The baseline index, built only when missing (it survives --keep like the bots)."""
+    import importlib
+
+    from django.db import connection
+
+    migration = importlib.import_module("knowledge.migrations.0006_hnsw_half_precision")
+    statement = migration.hnsw_index(MODEL, DIM, half=False).split("; ", 1)[1]
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute(statement.replace("entry_hnsw_e5_small", f"IF NOT EXISTS {FULL_INDEX}", 1))
+    return time.perf_counter() - started
+
+
+def vector_sql(mode: str) -> str:
+    """'used': the search's own vector retriever; 'full': the same over the full-precision
+    baseline index; 'exact': full-precision distances of every row of the bot (the truth)."""
+    from knowledge.search import _distance, vector_candidates_sql
+
+    if mode == "used":
+        return vector_candidates_sql(MODEL)
+    order = _distance(MODEL) if mode == "full" else f"{_distance(MODEL)} + 0"  # + 0: no index matches
+    return (
+        f"SELECT e.id FROM knowledge_entry e WHERE e.bot_id = %(bot)s AND e.active "  # noqa: S608
+        f"AND e.embedding_model = '{MODEL}' ORDER BY {order} LIMIT %(n_vector)s"
+    )
+
+
+def vector_top(bot_id: int, vector: np.ndarray, *, mode: str, ef: int, k: int = 20) -> tuple[list[int], float]:
     from django.db import connection, transaction
 
-    from knowledge.search import _vector_literal, vector_candidates_sql
+    from knowledge.search import _vector_literal
 
-    settings = "SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;" if exact else (
-        f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;"
+    settings = "SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;" if mode == "exact" else (
+        f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL jit = off;"
     )
     params: dict[str, int | str] = {"bot": bot_id, "vec": _vector_literal(vector), "n_vector": k}
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(settings)
         started = time.perf_counter()
-        cursor.execute(vector_candidates_sql(MODEL), params)
+        cursor.execute(vector_sql(mode), params)
         ids = [row[0] for row in cursor.fetchall()]
         elapsed = (time.perf_counter() - started) * 1000
     return ids, elapsed
 
 
-def vector_rows(size: int, bot_id: int, vectors: list[np.ndarray]) -> list[list[Any]]:
+def vector_rows(size: int, bot_id: int, vectors: list[np.ndarray], *, baseline: bool) -> list[list[Any]]:
     from knowledge.evaluation import percentile
     from knowledge.search import EF_SEARCH
 
     exact_ids, exact_ms = [], []
     for vector in vectors:
-        ids, ms = vector_top(bot_id, vector, exact=True, ef=0)
+        ids, ms = vector_top(bot_id, vector, mode="exact", ef=0)
         exact_ids.append(set(ids[:10]))
         exact_ms.append(ms)
-    rows = [[size, "vector top-20, exact scan", percentile(exact_ms, 50), percentile(exact_ms, 95), 1.0]]
-    for ef in sorted({40, EF_SEARCH, 200}):
+    rows = [[size, "vector top-20, exact scan (baseline)", percentile(exact_ms, 50), percentile(exact_ms, 95), 1.0]]
+    runs = [("full", EF_SEARCH)] if baseline else []
+    runs += [("used", ef) for ef in sorted({40, EF_SEARCH})]
+    for mode, ef in runs:
         times, recall = [], []
         for vector, truth in zip(vectors, exact_ids, strict=True):
-            ids, ms = vector_top(bot_id, vector, exact=False, ef=ef)
+            ids, ms = vector_top(bot_id, vector, mode=mode, ef=ef)
             times.append(ms)
             recall.append(len(set(ids[:10]) & truth) / max(1, len(truth)))
-        label = f"vector top-20, HNSW ef_search={ef}" + (" (used)" if ef == EF_SEARCH else "")
+        label = f"vector top-20, HNSW {'full precision (baseline)' if mode == 'full' else 'halfvec'} ef_search={ef}"
+        label += " (used)" if mode == "used" and ef == EF_SEARCH else ""
         rows.append([size, label, percentile(times, 50), percentile(times, 95), float(np.mean(recall))])
     return rows
 
@@ -168,42 +211,79 @@ def hybrid_rows(size: int, bot: Any, questions: list[str], vectors: list[np.ndar
     return [[size, "hybrid search_entries (k=5)", percentile(times, 50), percentile(times, 95), ""]]
 
 
+def load_bots(sizes: list[int], *, reuse: bool) -> tuple[dict[int, Any], list[list[Any]]]:
+    """One bench bot per size, loaded unless --reuse finds it complete; the HNSW index is rebuilt
+    once if anything was loaded. Returns the bots and the set-up timings."""
+    from knowledge.indexing import lexicon_refresh
+    from knowledge.models import Entry
+
+    bots: dict[int, Any] = {}
+    setup: list[list[Any]] = []
+    missing: list[int] = []
+    for size in sizes:
+        bot = common.bench_bot(f"bench-speed-{size}")
+        if reuse and Entry.objects.filter(bot=bot, active=True).count() == size:
+            bots[size] = bot
+        else:
+            missing.append(size)
+    if not missing:
+        return bots, setup
+    sources = source_passages()
+    drop_hnsw()
+    try:
+        for size in missing:
+            bot = bots[size] = common.bench_bot(f"bench-speed-{size}", fresh=True)
+            started = time.perf_counter()
+            copy_entries(bot.pk, synthetic_rows(sources, size, seed=size))
+            setup.append([size, "COPY rows (+ stored tsvector)", time.perf_counter() - started])
+    finally:  # the bench database gets its index back even when the load fails
+        setup.append([sum(missing), "build the HNSW index (every row of the model)", rebuild_hnsw()])
+    for size in missing:
+        started = time.perf_counter()
+        lexicon_refresh(bot_id=bots[size].pk)
+        setup.append([size, "lexicon refresh", time.perf_counter() - started])
+    return bots, setup
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--keep", action="store_true", help="keep the largest bench bot afterwards")
+    parser.add_argument("--keep", action="store_true", help="keep the bench bots afterwards")
+    parser.add_argument("--reuse", action="store_true", help="reuse the bots of an earlier --keep run (implies --keep)")
+    parser.add_argument(
+        "--baseline", action="store_true",
+        help="also time the full-precision HNSW index of migrations 0002/0005 (built once, ~75 s at 111k rows)",
+    )
     args = parser.parse_args()
     common.setup_django()
-    from knowledge.indexing import lexicon_refresh
 
-    sources = source_passages()
     cases = common.read_jsonl(common.XQUAD / "cases.jsonl")[:: max(1, 1190 // args.queries)][: args.queries]
     questions = [c["question"] for c in cases]
     query_vectors = common.embed_queries(questions, MODEL)
     vectors = [query_vectors[q] for q in questions]
+    bots, setup = load_bots(args.sizes, reuse=args.reuse)
+    if args.baseline:
+        setup.append([sum(args.sizes), "full-precision baseline index (0 if kept)", build_full_index()])
+    load_before = os.getloadavg()
     rows: list[list[Any]] = []
-    setup: list[list[Any]] = []
-    for size in args.sizes:  # one size at a time: the index holds that bot only, as for a lone tenant
-        bot = common.bench_bot(f"bench-speed-{size}", fresh=True)
-        drop_hnsw()
-        try:
-            started = time.perf_counter()
-            copy_entries(bot.pk, synthetic_rows(sources, size, seed=size))
-            setup.append([size, "COPY rows (+ stored tsvector)", time.perf_counter() - started])
-        finally:  # the bench database gets its index back even when the load fails
-            setup.append([size, "build the HNSW index", rebuild_hnsw()])
-        started = time.perf_counter()
-        lexicon_refresh(bot_id=bot.pk)
-        setup.append([size, "lexicon refresh", time.perf_counter() - started])
-        rows += vector_rows(size, bot.pk, vectors)
-        rows += hybrid_rows(size, bot, questions, vectors)
-        if not (args.keep and size == args.sizes[-1]):
+    for size in args.sizes:
+        rows += vector_rows(size, bots[size].pk, vectors, baseline=args.baseline)
+        rows += hybrid_rows(size, bots[size], questions, vectors)
+    load_after = os.getloadavg()
+    if not (args.keep or args.reuse):
+        for bot in bots.values():
             common.drop_bot(bot.slug)
     print(f"# Search speed — {common.machine()}; {len(questions)} queries, query embedding excluded\n")
+    print(f"Load average (1/5/15 min) before the timings: {_load(load_before)}; after: {_load(load_after)}.\n")
     print(common.table(["entries", "what", "p50 ms", "p95 ms", "recall@10 vs exact"], rows))
-    print("\n## Set-up\n")
-    print(common.table(["entries", "step", "seconds"], setup))
+    if setup:
+        print("\n## Set-up\n")
+        print(common.table(["entries", "step", "seconds"], setup))
+
+
+def _load(averages: tuple[float, float, float]) -> str:
+    return " / ".join(f"{x:.2f}" for x in averages)
 
 
 if __name__ == "__main__":

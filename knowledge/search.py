@@ -9,7 +9,8 @@ here in Python, where it can be read, documented and tested. What must stay true
 
 - every query is scoped to one bot and to active entries (tenant isolation is tested);
 - the vector retriever uses the same cast and predicate as the partial HNSW index of its model
-  (migration 0002), otherwise PostgreSQL silently falls back to an exact scan;
+  (migration 0006: half precision), otherwise PostgreSQL silently falls back to an exact scan;
+  the cosine every candidate is scored with is computed in full precision from the stored vector;
 - the score means the same thing for every question, because `Bot.match_threshold` and
   `Bot.confidence_threshold` are thresholds on it.
 """
@@ -36,7 +37,8 @@ RARE_WORDS = 3
 # ...and only words found in at most this many entries: ranking 6,000 matches of a common word
 # took 150 ms at 100k entries; such a word cannot single out a passage, the vector search can.
 RARE_MAX_DF = 200
-# HNSW breadth: recall@10 ~0.95 against exact search at 100k entries (bench/search_speed.py).
+# HNSW breadth: recall@10 0.98 against exact search at 100k entries, 0.97 for a 10k-entry bot
+# beside them in the same index (bench/search_speed.py, docs/benchmarks.md).
 EF_SEARCH = 200
 # A query word unknown to the bot's texts is read as the most similar known lexeme at least this
 # similar (pg_trgm similarity), credited by that similarity: 'вазврат' -> 'возврат' (0.45).
@@ -108,9 +110,9 @@ def search_entries(
     embedder = get_embedder(model_key)
     vector = embedder.query(query) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
     signals = fetch_signals(bot.pk, query, vector, model_key=embedder.key)
-    results = [fuse(s, model_key=embedder.key, fix_bonus=bot.fix_bonus) for s in signals]
-    results.sort(key=lambda r: (-r.score, r.entry_id))
-    return results[:k]
+    # Scores first, components only for the k shown: the same order and scores as fusing all.
+    scored = sorted(signals, key=lambda s: (-score_of(s, model_key=embedder.key, fix_bonus=bot.fix_bonus), s.entry_id))
+    return [fuse(s, model_key=embedder.key, fix_bonus=bot.fix_bonus) for s in scored[:k]]
 
 
 def is_match(bot: Bot, results: Sequence[SearchResult]) -> bool:
@@ -138,15 +140,25 @@ def entry_factor(weight: float, review_needed: bool) -> float:
     return factor * (1.0 - REVIEW_PENALTY) if review_needed else factor
 
 
-def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
-    """One candidate's score (docs/search.md):
+def score_of(s: Signals, *, model_key: str, fix_bonus: float) -> float:
+    """One candidate's score (docs/search.md), rounded as `SearchResult.score`:
     min(1, (0.6 vector + 0.3 lexical + 0.1 trigram) x entry factor x (1 - 0.3 unknown) + fix bonus)."""
+    return _fusion(s, model_key=model_key, fix_bonus=fix_bonus)[0]
+
+
+def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, float, float, float, float]:
+    """(rounded score, vector term, relevance, entry factor, bonus): the one place the formula lives."""
     vector = rescale_cosine(s.cosine, model_key)
     relevance = W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * s.trigram
     factor = entry_factor(s.weight, s.review_needed)
     novelty = 1.0 - UNKNOWN_PENALTY * s.unknown
     bonus = fix_bonus if s.kind in BONUS_KINDS else 0.0
-    score = min(1.0, relevance * factor * novelty + bonus)
+    return round(min(1.0, relevance * factor * novelty + bonus), 4), vector, relevance, factor, bonus
+
+
+def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
+    """One candidate's result: its score (`score_of`) and every term of it."""
+    score, vector, relevance, factor, bonus = _fusion(s, model_key=model_key, fix_bonus=fix_bonus)
     components = {
         "vector": round(vector, 4), "cosine": round(s.cosine or 0.0, 4), "lexical": round(s.lexical, 4),
         "trigram": round(s.trigram, 4), "relevance": round(relevance, 4), "weight": s.weight,
@@ -155,32 +167,46 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
     }
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
-        score=round(score, 4), components=components,
+        score=score, components=components,
     )
 
 
 def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
+    """The same text as formatting each float with :.6f (one % operation is ~5x faster)."""
+    values = vector.tolist()
+    return "[" + ",".join(["%.6f"] * len(values)) % tuple(values) + "]"
 
 
 def _distance(model_key: str) -> str:
+    """Cosine distance in full precision: what every candidate is scored with."""
     dim = DIMENSIONS[model_key]
     return f"(e.embedding::vector({dim}) <=> %(vec)s::vector({dim}))"
+
+
+def _index_distance(model_key: str) -> str:
+    """Cosine distance in half precision, the HNSW index's own expression (migration 0006): half
+    the index size of full precision, so twice as much of it stays in memory, for the same recall."""
+    dim = DIMENSIONS[model_key]
+    return f"(e.embedding::halfvec({dim}) <=> %(vec)s::halfvec({dim}))"
 
 
 def vector_candidates_sql(model_key: str) -> str:
     """The nearest entries by cosine. The model key and dimension come from our own table of models
     (never from input) and are inlined, so the planner can match the model's partial HNSW index:
-    same cast, same `embedding_model = '...'` predicate as migration 0002."""
+    same cast, same `embedding_model = '...'` predicate as migration 0006."""
     return (
-        f"SELECT e.id, {_distance(model_key)} AS distance FROM knowledge_entry e "  # noqa: S608
+        f"SELECT e.id FROM knowledge_entry e "  # noqa: S608
         f"WHERE e.bot_id = %(bot)s AND e.active AND e.embedding_model = '{model_key}' "
-        f"ORDER BY distance LIMIT %(n_vector)s"
+        f"ORDER BY {_index_distance(model_key)} LIMIT %(n_vector)s"
     )
 
 
 def _signals_sql(model_key: str) -> str:
-    """The candidate query: three retrievers, their union, and every raw signal of each candidate."""
+    """The candidate query: three retrievers, their union, and every raw signal of each candidate.
+
+    `lexical` reads each candidate's tsvector once (as an array, OFFSET 0 keeps it one value): a
+    test per word with @@ would unpack the stored, often compressed tsvector again for each word.
+    A word is in the array exactly when the one-word tsquery of it matches."""
     distance = _distance(model_key)
     scope = "e.bot_id = %(bot)s AND e.active"
     # Inlined are only our own model key and SQL fragments; every value is a query parameter.
@@ -193,7 +219,8 @@ total AS MATERIALIZED (
     SELECT coalesce(max(df), 0) AS n FROM knowledge_lexeme WHERE bot_id = %(bot)s AND lexeme = ''
 ),
 terms AS MATERIALIZED (
-    SELECT quote_literal(w.word)::tsquery AS word_q,
+    SELECT w.word, coalesce(f.lexeme, w.word) AS lexeme,
+           quote_literal(w.word)::tsquery AS word_q,
            quote_literal(coalesce(f.lexeme, w.word))::tsquery AS lexeme_q,
            CASE WHEN w.df IS NOT NULL THEN 1.0 ELSE coalesce(f.sim, 0.0) END AS credit,
            coalesce(w.df, f.df, 0) AS df,
@@ -221,9 +248,10 @@ by_text AS MATERIALIZED (
 candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text)
 SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
-       coalesce((SELECT sum(t.idf * CASE WHEN e.search_vector @@ t.word_q THEN 1.0
-                                         WHEN e.search_vector @@ t.lexeme_q THEN t.credit ELSE 0.0 END)
-                  FROM terms t) / q.idf_total, 0) AS lexical,
+       coalesce((SELECT sum(t.idf * CASE WHEN t.word = ANY(v.lexemes) THEN 1.0
+                                         WHEN t.lexeme = ANY(v.lexemes) THEN t.credit ELSE 0.0 END)
+                  FROM terms t, (SELECT tsvector_to_array(e.search_vector) AS lexemes OFFSET 0) AS v)
+                / q.idf_total, 0) AS lexical,
        greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram,
        q.unknown
 FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
@@ -240,7 +268,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
     }
     settings = (
         f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-        f"SET LOCAL pg_trgm.similarity_threshold = {TYPO_SIMILARITY};"
+        f"SET LOCAL pg_trgm.similarity_threshold = {TYPO_SIMILARITY}; SET LOCAL jit = off;"
     )
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(settings + _signals_sql(model_key), params)
