@@ -13,6 +13,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -123,6 +124,14 @@ def banner(bot: Bot, ports: DemoPorts) -> str:
     ])
 
 
+def server_options(ports: DemoPorts) -> dict[str, Any]:
+    """uvicorn's settings for `make run`: the production ones (assistant.asgi.SERVER_OPTIONS, the
+    flags docs/deploy.md gives) on the demo's address."""
+    from assistant.asgi import SERVER_OPTIONS
+
+    return {**SERVER_OPTIONS, "host": ports.host, "port": ports.app, "log_level": "warning"}
+
+
 def run(ports: DemoPorts) -> None:
     import uvicorn
 
@@ -135,7 +144,7 @@ def run(ports: DemoPorts) -> None:
     try:
         demo_crawl_queue(bot)
         print(banner(bot, ports), flush=True)
-        uvicorn.run("assistant.asgi:application", host=ports.host, port=ports.app, log_level="warning")
+        uvicorn.run("assistant.asgi:application", **server_options(ports))
     finally:
         worker_stop(worker)
         site.shutdown()

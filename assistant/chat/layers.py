@@ -107,6 +107,14 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
             if boxes.waiting.get(channel) is future:
                 del boxes.waiting[channel]
 
+    async def close_pools(self) -> None:
+        """Stop this loop's reader before its connections are closed (flush, shutdown, tests)."""
+        boxes = self._mailboxes.pop(asyncio.get_running_loop(), None)
+        if boxes is not None and boxes.pump is not None:
+            boxes.pump.cancel()
+            await asyncio.gather(boxes.pump, return_exceptions=True)
+        await super().close_pools()
+
     def _leave(self, loop: asyncio.AbstractEventLoop, boxes: _Mailboxes, channel: str) -> None:
         """The channel's consumer is gone: forget its messages; the last one out stops the pump."""
         boxes.waiting.pop(channel, None)

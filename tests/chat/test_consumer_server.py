@@ -1,0 +1,115 @@
+"""The widget socket under the server options production runs (`assistant.asgi.SERVER_OPTIONS`),
+the places that spell those options out, and channel-layer events on a live socket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from assistant.asgi import SERVER_OPTIONS, uvicorn_flags
+from tests.chat.conftest import ORIGIN, closing_connections
+from tests.chat.test_uvicorn import _database_url, _free_port, _recv, _wait_for_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def production_server(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+    """`uvicorn assistant.asgi:application` with the production flags, on this test's database."""
+    port = _free_port()
+    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL}
+    log = tmp_path / "uvicorn.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
+             "--port", str(port), "--log-level", "warning", *uvicorn_flags()],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for_port(port, process, log)
+        yield f"ws://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_production_server_declines_compression_and_bounds_frames(production_server, shop):
+    url = f"{production_server}/ws/chat/{shop.public_key}/"
+    async with connect(url, origin=ORIGIN) as ws:  # type: ignore[arg-type]  # offers permessage-deflate
+        assert ws.response is not None and "Sec-WebSocket-Extensions" not in ws.response.headers
+        await ws.send(json.dumps({"type": "hello", "visitor_id": "v_limits", "last_seen_id": None}))
+        assert (await _recv(ws))["type"] == "welcome"
+
+        text = "я" * settings.CHAT_MAX_FRAME_BYTES  # two bytes each in UTF-8
+        over_limit = json.dumps({"type": "message", "client_msg_id": "big", "text": text}, ensure_ascii=False)
+        await ws.send(over_limit)  # over CHAT_MAX_FRAME_BYTES, under the server's max: a readable error
+        assert (await _recv(ws))["code"] == "too_large"
+        await ws.send(json.dumps({"type": "ping"}))
+        assert await _recv(ws) == {"type": "pong"}
+
+        await ws.send("x" * (SERVER_OPTIONS["ws_max_size"] + 1))  # not the widget: closed by the server
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 10)
+        assert ws.close_code == 1009
+
+
+def test_deploy_docs_and_make_run_start_uvicorn_with_the_measured_options():
+    from assistant.demo import DemoPorts, server_options
+
+    deploy = (REPO / "docs" / "deploy.md").read_text()
+    [command] = [line for line in deploy.splitlines() if line.startswith("uvicorn assistant.asgi:application")]
+    words = command.split()
+    flags = uvicorn_flags()
+    for name, value in zip(flags[::2], flags[1::2], strict=True):
+        assert name in words and words[words.index(name) + 1] == value, f"docs/deploy.md lacks {name} {value}"
+    assert server_options(DemoPorts()).items() >= SERVER_OPTIONS.items()
+    assert SERVER_OPTIONS["ws_per_message_deflate"] is False
+
+
+@pytest.fixture
+def _worker_threads_close_connections(monkeypatch):
+    """As in test_consumer.py: the test communicator leaves worker threads' connections open."""
+    from assistant.chat import consumers
+
+    real = consumers._db
+    monkeypatch.setattr(consumers, "_db", lambda func: real(closing_connections(func)))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("_worker_threads_close_connections")
+async def test_operator_events_arrive_in_order_between_the_visitors_own_frames(shop, connect):
+    from channels.layers import get_channel_layer
+
+    from assistant.chat.consumers import conversation_group
+
+    client = await connect(shop)
+    welcome = await client.hello()
+    group = conversation_group(welcome["conversation_id"])
+    layer = get_channel_layer()
+    assert layer is not None
+    for n in range(5):
+        message = {"id": 1000 + n, "role": "operator", "text": f"Сообщение {n}", "links": [], "buttons": [],
+                   "rating": 0, "created_at": "2026-01-01T00:00:00+00:00", "client_msg_id": ""}
+        await layer.group_send(group, {"type": "chat.message", "message": message})
+    await layer.group_send(group, {"type": "chat.state", "state": "operator"})
+    await client.send(type="ping")
+    frames = [await client.recv() for _ in range(7)]
+    events = [f for f in frames if f["type"] != "pong"]
+    assert [f["message"]["id"] for f in events[:5]] == [1000, 1001, 1002, 1003, 1004]
+    assert events[5] == {"type": "state", "state": "operator"}
+    assert {"type": "pong"} in frames

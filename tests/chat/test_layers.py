@@ -1,0 +1,74 @@
+"""The widget's channel layer on real Redis: bursts of group changes wait for a connection instead
+of failing, and the one-reader-per-process delivery keeps every channel's messages, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from django.conf import settings
+
+from assistant.chat.layers import BoundedRedisChannelLayer
+
+
+def _layer(max_connections: int = 4) -> BoundedRedisChannelLayer:
+    """A layer like the configured one, with a tiny pool and a prefix of its own."""
+    config: Any = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+    host = {**config["hosts"][0], "max_connections": max_connections, "timeout": 30}
+    return BoundedRedisChannelLayer(hosts=[host], prefix=f"{config['prefix']}-layer-{uuid.uuid4().hex[:8]}")
+
+
+async def test_a_burst_of_group_changes_waits_for_the_small_pool_instead_of_failing():
+    layer = _layer(max_connections=4)
+    channels = [await layer.new_channel() for _ in range(300)]
+    try:
+        await asyncio.gather(*(layer.group_add(f"chat.conversation.{i}", c) for i, c in enumerate(channels)))
+        await asyncio.gather(*(layer.group_discard(f"chat.conversation.{i}", c) for i, c in enumerate(channels)))
+        pool = layer.connection(0).connection_pool
+        assert pool.max_connections == 4
+        assert len(pool._available_connections) + len(pool._in_use_connections) <= 4
+    finally:
+        await layer.flush()
+
+
+async def test_group_messages_reach_each_waiting_channel_and_early_ones_are_kept_in_order():
+    layer = _layer()
+    first, second = await layer.new_channel(), await layer.new_channel()
+    try:
+        await layer.group_add("chat.conversation.1", first)
+        await layer.group_add("chat.conversation.1", second)
+        waiting = asyncio.create_task(layer.receive(first))
+        await asyncio.sleep(0.1)
+        await layer.group_send("chat.conversation.1", {"type": "chat.state", "state": "operator"})
+        assert await asyncio.wait_for(waiting, 10) == {"type": "chat.state", "state": "operator"}
+        # `second` was not receiving when these came (its consumer busy with a frame): kept, in order.
+        for n in range(3):
+            await layer.send(second, {"type": "chat.message", "n": n})
+        await asyncio.sleep(0.3)
+        got: list[dict[str, Any]] = [await asyncio.wait_for(layer.receive(second), 10) for _ in range(4)]
+        assert [m.get("n") for m in got] == [None, 0, 1, 2]
+    finally:
+        await layer.flush()
+
+
+async def test_a_channel_that_stops_receiving_is_forgotten_and_the_reader_stops_with_the_last_one():
+    layer = _layer()
+    gone, staying = await layer.new_channel(), await layer.new_channel()
+    try:
+        receivers = [asyncio.create_task(layer.receive(c)) for c in (gone, staying)]
+        await asyncio.sleep(0.1)
+        boxes = layer._mailboxes[asyncio.get_running_loop()]
+        pump = boxes.pump
+        assert pump is not None and set(boxes.waiting) == {gone, staying}
+
+        receivers[0].cancel()
+        await asyncio.gather(receivers[0], return_exceptions=True)
+        assert set(boxes.waiting) == {staying} and not pump.done()
+
+        receivers[1].cancel()
+        await asyncio.gather(receivers[1], return_exceptions=True)
+        await asyncio.sleep(0)
+        assert pump.cancelled() and asyncio.get_running_loop() not in layer._mailboxes
+    finally:
+        await layer.flush()
