@@ -29,9 +29,11 @@ loop, for `--seconds`:
 - question «Сколько стоит доставка по Москве?» → the same frames, but the chain embeds the question
   (e5-small, CPU) and runs the hybrid search on a bot with 3 entries; every reply is checked to
   carry the link of the entry it came from. This row is the chain's throughput, not the socket's.
+A comparison row runs the greeting's service calls (the consumer's, minus the rate counter) in
+the bench process, one thread, no socket: what one message costs in the database and rules alone.
 
-`--server LABEL=FLAGS` adds a server to the memory table (e.g.
-`--server "legacy websockets=--ws websockets --ws-per-message-deflate false"`).
+`--server LABEL=FLAGS` adds a server to the memory table; NAME=value words among the flags are
+set in its environment (e.g. `--server "legacy ws=--ws websockets --ws-per-message-deflate false"`).
 `--quick`: 500 sessions, 5 s per round-trip run. The bench bot (`bench-ws`) and its
 conversations are deleted at the end.
 """
@@ -77,6 +79,7 @@ class Server:
     label: str
     flags: list[str]
     sessions: list[int]
+    env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     log: Path = field(default_factory=Path)
     log_seen: int = 0
@@ -112,7 +115,7 @@ def rss_kb(pid: int) -> int:
 
 def start_server(server: Server, port: int) -> None:
     env = os.environ | {"DEBUG": "0", "LLM_PROVIDER": "none", "CHAT_RATE_VISITOR": UNLIMITED,
-                        "CHAT_RATE_IP": UNLIMITED, "SPRAVKA_LOG_LEVEL": "WARNING"}
+                        "CHAT_RATE_IP": UNLIMITED, "SPRAVKA_LOG_LEVEL": "WARNING"} | server.env
     server.log = Path(tempfile.gettempdir()) / f"bench-ws-uvicorn-{port}.log"
     with server.log.open("wb") as out:
         server.process = subprocess.Popen(
@@ -274,11 +277,35 @@ async def measure_trips(server: Server, url: str, clients: int, seconds: float) 
     return rows
 
 
+def services_greetings(bot: Any, seconds: float) -> tuple[float, list[float]]:
+    """The greeting's database and rules work with no socket: the consumer's service calls in a
+    row, in this process, one thread (what one message costs before any transport)."""
+    from assistant.chat import selectors, services
+
+    conversation = services.conversation_open(bot=bot, visitor_id=f"v_services_{time.time_ns()}", ip="127.0.0.1")
+    latencies: list[float] = []
+    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    while time.perf_counter() < stop_at:
+        begun = time.perf_counter()
+        client_msg_id = f"s{len(latencies)}_{time.time_ns()}"
+        selectors.message_by_client_id(conversation=conversation, client_msg_id=client_msg_id)
+        message, _created = services.message_accept(conversation=conversation, text=GREETING,
+                                                    client_msg_id=client_msg_id)
+        [reply] = services.message_answer(visitor_message=message)
+        check_reply("greeting", {"links": reply.links, "text": reply.text})
+        latencies.append((time.perf_counter() - begun) * 1000)
+    return len(latencies) / (time.perf_counter() - started), latencies
+
+
 def parse_servers(args: argparse.Namespace, production_flags: list[str]) -> list[Server]:
     servers = [Server("uvicorn defaults (baseline)", [], args.baseline_sessions)]
     for spec in args.server:
-        label, _, flags = spec.partition("=")
-        servers.append(Server(label.strip(), shlex.split(flags), args.baseline_sessions))
+        label, _, words = spec.partition("=")
+        flags = shlex.split(words)
+        env = dict(flag.split("=", 1) for flag in flags if "=" in flag and not flag.startswith("-"))
+        flags = [flag for flag in flags if flag.startswith("-") or "=" not in flag]
+        servers.append(Server(label.strip(), flags, args.baseline_sessions, env))
     servers.append(Server("production: " + " ".join(production_flags), production_flags, args.sessions))
     return servers
 
@@ -328,6 +355,11 @@ def main() -> None:
             rows, trip_rows = run_server(server, bot.public_key, args, trips=server is servers[-1])
             memory += rows
             trips += trip_rows
+        from knowledge.evaluation import percentile
+
+        rate, latencies = services_greetings(bot, args.seconds)
+        trips.insert(2, ["the same greeting through the services, one thread, no socket (comparison)", 1, rate,
+                         percentile(latencies, 50), percentile(latencies, 95), 0])
     finally:
         common.drop_bot(SLUG)
     load_after = os.getloadavg()

@@ -5,6 +5,10 @@ What must stay true:
 - Frames of one socket are handled one at a time, in order: replies arrive in the order asked.
 - Every database call goes through `_db` (a worker thread, not the shared sync thread), so one
   visitor waiting for a slow chain never stalls another visitor's socket in the same process.
+  The worker threads are a fixed pool of this module's, and each keeps its database connection
+  between calls (at least KEEP_CONNECTION_SECONDS, longer if CONN_MAX_AGE says so; a broken one
+  is dropped as Django drops it): a new PostgreSQL connection per call cost about a quarter of a
+  message's time. One process so holds at most DB_THREADS connections for its sockets.
 - Errors reach the visitor as error frames with a readable message; the socket stays open.
 """
 
@@ -14,15 +18,18 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
+import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
-from asgiref.sync import async_to_sync
-from channels.db import database_sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from assistant.bots.models import Bot
 from assistant.chat import access, frames, ratelimit, selectors, services
@@ -36,8 +43,35 @@ CLOSE_UNKNOWN_BOT: Final = 4404
 BUTTON_HANDOFF_REASON: Final = "button"
 
 
+DB_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor size, as before
+KEEP_CONNECTION_SECONDS: Final = 60.0
+_executor = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="chat-db")
+
+
+def _keeping_connection(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`func` on this thread's kept connection: Django's own checks (unusable after an error,
+    autocommit left off, too old) before and after, with the age counted from the connect."""
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        connection = connections[DEFAULT_DB_ALIAS]
+        connection.close_if_unusable_or_obsolete()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            raw = connection.connection
+            if raw is not None and getattr(connection, "_chat_kept", None) is not raw:
+                connection._chat_kept = raw  # type: ignore[attr-defined]  # a new connection: set its age
+                max_age = connection.settings_dict["CONN_MAX_AGE"]
+                if max_age is not None:
+                    connection.close_at = time.monotonic() + max(max_age, KEEP_CONNECTION_SECONDS)
+            connection.close_if_unusable_or_obsolete()
+
+    return run
+
+
 def _db(func: Callable[..., Any]) -> Callable[..., Any]:
-    return database_sync_to_async(func, thread_sensitive=False)
+    return sync_to_async(_keeping_connection(func), thread_sensitive=False, executor=_executor)
 
 
 def conversation_group(conversation_id: int) -> str:

@@ -113,3 +113,35 @@ async def test_operator_events_arrive_in_order_between_the_visitors_own_frames(s
     assert [f["message"]["id"] for f in events[:5]] == [1000, 1001, 1002, 1003, 1004]
     assert events[5] == {"type": "state", "state": "operator"}
     assert {"type": "pong"} in frames
+
+
+def _backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_worker_thread_keeps_its_connection_and_drops_a_broken_one(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import DatabaseError, connections
+
+    from assistant.chat import consumers
+    from tests.chat.conftest import in_db
+
+    one_thread = ThreadPoolExecutor(max_workers=1)
+    monkeypatch.setattr(consumers, "_executor", one_thread)
+    try:
+        first = await consumers._db(_backend_pid)()
+        assert await consumers._db(_backend_pid)() == first  # no new connection per call
+
+        await in_db(lambda: connections["default"].cursor().execute("SELECT pg_terminate_backend(%s)", [first]))()
+        with pytest.raises(DatabaseError):  # the one call that meets the dead connection fails...
+            await consumers._db(_backend_pid)()
+        assert await consumers._db(_backend_pid)() != first  # ...and the next one has a new connection
+    finally:
+        await asyncio.get_running_loop().run_in_executor(one_thread, connections.close_all)
+        one_thread.shutdown()
