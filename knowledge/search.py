@@ -204,9 +204,9 @@ def vector_candidates_sql(model_key: str) -> str:
 def _signals_sql(model_key: str) -> str:
     """The candidate query: three retrievers, their union, and every raw signal of each candidate.
 
-    `lexical` reads each candidate's tsvector once (as an array, OFFSET 0 keeps it one value): a
-    test per word with @@ would unpack the stored, often compressed tsvector again for each word.
-    A word is in the array exactly when the one-word tsquery of it matches."""
+    `lexical` unpacks each candidate's stored tsvector once (`|| ''` makes an in-memory copy;
+    OFFSET 0 keeps the subquery from being inlined into every use): @@ on the stored value would
+    unpack it, often compressed or out of line, again for each word of the question."""
     distance = _distance(model_key)
     scope = "e.bot_id = %(bot)s AND e.active"
     # Inlined are only our own model key and SQL fragments; every value is a query parameter.
@@ -219,8 +219,7 @@ total AS MATERIALIZED (
     SELECT coalesce(max(df), 0) AS n FROM knowledge_lexeme WHERE bot_id = %(bot)s AND lexeme = ''
 ),
 terms AS MATERIALIZED (
-    SELECT w.word, coalesce(f.lexeme, w.word) AS lexeme,
-           quote_literal(w.word)::tsquery AS word_q,
+    SELECT quote_literal(w.word)::tsquery AS word_q,
            quote_literal(coalesce(f.lexeme, w.word))::tsquery AS lexeme_q,
            CASE WHEN w.df IS NOT NULL THEN 1.0 ELSE coalesce(f.sim, 0.0) END AS credit,
            coalesce(w.df, f.df, 0) AS df,
@@ -248,9 +247,9 @@ by_text AS MATERIALIZED (
 candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text)
 SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
-       coalesce((SELECT sum(t.idf * CASE WHEN t.word = ANY(v.lexemes) THEN 1.0
-                                         WHEN t.lexeme = ANY(v.lexemes) THEN t.credit ELSE 0.0 END)
-                  FROM terms t, (SELECT tsvector_to_array(e.search_vector) AS lexemes OFFSET 0) AS v)
+       coalesce((SELECT sum(t.idf * CASE WHEN v.sv @@ t.word_q THEN 1.0
+                                         WHEN v.sv @@ t.lexeme_q THEN t.credit ELSE 0.0 END)
+                  FROM terms t, (SELECT e.search_vector || ''::tsvector AS sv OFFSET 0) AS v)
                 / q.idf_total, 0) AS lexical,
        greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram,
        q.unknown
