@@ -197,8 +197,9 @@ class WordCachedTokenizer:
     No piece of the bundled vocabulary holds the word-boundary mark U+2581 anywhere but first, so
     every segmentation of the normalized text breaks at each mark and the Viterbi of the whole
     text is the Viterbi of each word in turn: same ids (checked against the package's own
-    `encode` in tests/knowledge/test_embeddings_cache.py), ~2.5x less tokenizing time on Russian
-    text, where the pure-Python Viterbi was a quarter of an embedding and held the GIL. The word
+    `encode` in tests/knowledge/test_embeddings_cache.py). Tokenizing, a sixth of an embedding and
+    all of it holding the GIL, takes 1.2x less time on a fresh site and 2x less once the memo is
+    warm (bench/embedding_speed.py). The word
     memo is cleared when it reaches MAX_WORDS, which bounds its memory."""
 
     MARK = "\u2581"
