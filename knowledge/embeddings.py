@@ -199,8 +199,8 @@ class WordCachedTokenizer:
     text is the Viterbi of each word in turn: same ids (checked against the package's own
     `encode` in tests/knowledge/test_embeddings_cache.py). Tokenizing, a sixth of an embedding and
     all of it holding the GIL, takes 1.2x less time on a fresh site and 2x less once the memo is
-    warm (bench/embedding_speed.py). The word
-    memo is cleared when it reaches MAX_WORDS, which bounds its memory."""
+    warm (bench/embedding_speed.py). The word memo is cleared when it reaches MAX_WORDS, which
+    bounds its memory."""
 
     MARK = "\u2581"
     MAX_WORDS = 100_000
