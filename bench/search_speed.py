@@ -142,6 +142,13 @@ def build_full_index() -> float:
     return time.perf_counter() - started
 
 
+def drop_full_index() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX IF EXISTS {FULL_INDEX}")
+
+
 def vector_sql(mode: str) -> str:
     """'used': the search's own vector retriever; 'full': the same over the full-precision
     baseline index; 'exact': full-precision distances of every row of the bot (the truth)."""
@@ -274,6 +281,7 @@ def main() -> None:
     if not (args.keep or args.reuse):
         for bot in bots.values():
             common.drop_bot(bot.slug)
+        drop_full_index()
     print(f"# Search speed — {common.machine()}; {len(questions)} queries, query embedding excluded\n")
     print(f"Load average (1/5/15 min) before the timings: {_load(load_before)}; after: {_load(load_after)}.\n")
     print(common.table(["entries", "what", "p50 ms", "p95 ms", "recall@10 vs exact"], rows))
