@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels.
 
 `SERVER_OPTIONS` are the uvicorn settings the widget sockets were measured with
-(docs/benchmarks-chat.md, "Websockets per uvicorn process"). `make run` passes them to
+(docs/benchmarks.md, "Widget websockets per uvicorn process"). `make run` passes them to
 `uvicorn.run`, docs/deploy.md spells them as command-line flags (`uvicorn_flags()`), and a test
 keeps the two in agreement:
 

@@ -330,7 +330,7 @@ def main() -> None:
         print(f"\n## With the fake model ({args.first_token} s to first token, {args.tps:g} deltas/s; "
               f"scripted model time {scripted:.2f} s), at {min(args.sizes)} entries\n")
         print(common.table(
-            ["askers", "answers", "model ms", "total p50", "total p95", "overhead p50 ms", "overhead p95 ms",
+            ["askers, how", "answers", "model ms", "total p50", "total p95", "overhead p50 ms", "overhead p95 ms",
              "overhead p50 %", "overhead p95 %", "model's first answer char ms", "first text p50 ms",
              "first text p95 ms", "llm timing p50",
              "model calls/answer", "route"], model_rows))
