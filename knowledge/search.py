@@ -265,9 +265,13 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
         "bot": bot_id, "q": query, "vec": _vector_literal(vector),
         "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS, "max_df": RARE_MAX_DF,
     }
+    # enable_seqscan off: the planner prices pg_trgm's `%` far below its real cost and would read a
+    # bot's whole lexicon for one misspelt word (48 ms at 16k lexemes, 17 ms by the trigram index,
+    # bench/chain_speed.py at 10k entries); every other table access here uses an index anyway.
     settings = (
         f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-        f"SET LOCAL pg_trgm.similarity_threshold = {TYPO_SIMILARITY}; SET LOCAL jit = off;"
+        f"SET LOCAL pg_trgm.similarity_threshold = {TYPO_SIMILARITY}; SET LOCAL jit = off; "
+        f"SET LOCAL enable_seqscan = off;"
     )
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(settings + _signals_sql(model_key), params)
