@@ -14,6 +14,16 @@ SHARED = REPO.parent / "shared"
 EVAL_DATA = SHARED / "eval-data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _chat_worker_connections_closed(django_db_setup, django_db_blocker):
+    """The widget consumer's worker threads keep their database connections between calls, as in
+    production; close them before the test database is dropped at the end of the session."""
+    yield
+    from assistant.chat.consumers import close_db_connections
+
+    close_db_connections()
+
+
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user(

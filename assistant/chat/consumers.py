@@ -19,6 +19,7 @@ import contextlib
 import functools
 import logging
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -68,6 +69,19 @@ def _keeping_connection(func: Callable[..., Any]) -> Callable[..., Any]:
             connection.close_if_unusable_or_obsolete()
 
     return run
+
+
+def close_db_connections() -> None:
+    """Close the connections the worker threads keep: before their database is dropped (the test
+    session's end) or at shutdown. One call per thread: each waits until every thread has closed."""
+    barrier = threading.Barrier(DB_THREADS)
+
+    def close() -> None:
+        connections.close_all()
+        barrier.wait(timeout=30)
+
+    for future in [_executor.submit(close) for _ in range(DB_THREADS)]:
+        future.result()
 
 
 def _db(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,7 +18,6 @@ from assistant.chat.pipeline import Reply
 from assistant.llm.models import RunEvent, Usage
 from knowledge.models import Entry
 from tests import fakes
-from tests.chat.conftest import closing_connections
 from tests.fakes.messages_api import broken_json, overloaded, server_error, text, tool_use
 
 pytestmark = pytest.mark.django_db
@@ -506,17 +505,7 @@ def test_ask_command_json_with_the_model_is_the_contract(fake_llm, chain_shop):
 # --- streaming over the widget socket ------------------------------------------------------------
 
 
-@pytest.fixture
-def _worker_threads_close_connections(monkeypatch):
-    """As in test_consumer: the consumer's worker threads close their connections after each call."""
-    from assistant.chat import consumers
-
-    real = consumers._db
-    monkeypatch.setattr(consumers, "_db", lambda func: real(closing_connections(func)))
-
-
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("_worker_threads_close_connections")
 async def test_a_sourced_answer_streams_as_deltas_then_the_final_message_replaces_them(
     fake_llm, shop, knowledge, connect
 ):
@@ -537,7 +526,6 @@ async def test_a_sourced_answer_streams_as_deltas_then_the_final_message_replace
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("_worker_threads_close_connections")
 async def test_a_sourceless_answer_does_not_stream(fake_llm, shop, knowledge, connect):
     fake_llm.script(tool_use(said("Доставка стоит 999 ₽."), chunk_chars=6))
     client = await connect(shop)

@@ -7,20 +7,9 @@ import pytest
 
 from assistant.chat import services
 from assistant.chat.models import Conversation, Message
-from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION, closing_connections, in_db
+from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION, in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _worker_threads_close_connections(monkeypatch):
-    """In production `database_sync_to_async` closes a worker thread's connection per CONN_MAX_AGE;
-    the channels test communicator switches that off, so the consumer's worker threads would keep
-    their connections open past the test and block dropping the test database. Close them here."""
-    from assistant.chat import consumers
-
-    real = consumers._db
-    monkeypatch.setattr(consumers, "_db", lambda func: real(closing_connections(func)))
 
 
 def _types(frames):

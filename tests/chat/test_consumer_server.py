@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +14,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from assistant.asgi import SERVER_OPTIONS, uvicorn_flags
-from tests.chat.conftest import ORIGIN, closing_connections
-from tests.chat.test_uvicorn import _database_url, _free_port, _recv, _wait_for_port
+from tests.chat.conftest import ORIGIN
+from tests.chat.test_uvicorn import _recv, running_uvicorn
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,25 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def production_server(transactional_db: None, tmp_path: Path) -> Iterator[str]:
     """`uvicorn assistant.asgi:application` with the production flags, on this test's database."""
-    port = _free_port()
-    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL}
-    log = tmp_path / "uvicorn.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", "warning", *uvicorn_flags()],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_for_port(port, process, log)
-        yield f"ws://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+    with running_uvicorn(tmp_path / "uvicorn.log", *uvicorn_flags()) as url:
+        yield url
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,17 +61,7 @@ def test_deploy_docs_and_make_run_start_uvicorn_with_the_measured_options():
     assert SERVER_OPTIONS["ws_per_message_deflate"] is False
 
 
-@pytest.fixture
-def _worker_threads_close_connections(monkeypatch):
-    """As in test_consumer.py: the test communicator leaves worker threads' connections open."""
-    from assistant.chat import consumers
-
-    real = consumers._db
-    monkeypatch.setattr(consumers, "_db", lambda func: real(closing_connections(func)))
-
-
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("_worker_threads_close_connections")
 async def test_operator_events_arrive_in_order_between_the_visitors_own_frames(shop, connect):
     from channels.layers import get_channel_layer
 
@@ -124,7 +94,9 @@ def _backend_pid() -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_worker_thread_keeps_its_connection_and_drops_a_broken_one(monkeypatch):
+async def test_a_worker_thread_keeps_its_connection_and_drops_a_broken_one():
+    """What every `_db` call runs in its worker thread, here on a thread of its own so that
+    consecutive calls surely meet the same thread."""
     from concurrent.futures import ThreadPoolExecutor
 
     from django.db import DatabaseError, connections
@@ -133,15 +105,19 @@ async def test_a_worker_thread_keeps_its_connection_and_drops_a_broken_one(monke
     from tests.chat.conftest import in_db
 
     one_thread = ThreadPoolExecutor(max_workers=1)
-    monkeypatch.setattr(consumers, "_executor", one_thread)
+    loop = asyncio.get_running_loop()
+
+    async def backend_pid() -> int:
+        return await loop.run_in_executor(one_thread, consumers._keeping_connection(_backend_pid))
+
     try:
-        first = await consumers._db(_backend_pid)()
-        assert await consumers._db(_backend_pid)() == first  # no new connection per call
+        first = await backend_pid()
+        assert await backend_pid() == first  # no new connection per call
 
         await in_db(lambda: connections["default"].cursor().execute("SELECT pg_terminate_backend(%s)", [first]))()
         with pytest.raises(DatabaseError):  # the one call that meets the dead connection fails...
-            await consumers._db(_backend_pid)()
-        assert await consumers._db(_backend_pid)() != first  # ...and the next one has a new connection
+            await backend_pid()
+        assert await backend_pid() != first  # ...and the next one has a new connection
     finally:
-        await asyncio.get_running_loop().run_in_executor(one_thread, connections.close_all)
+        await loop.run_in_executor(one_thread, connections.close_all)
         one_thread.shutdown()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -55,18 +56,17 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeo
     pytest.fail(f"uvicorn did not listen on {port} within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture
-def server(transactional_db: None, tmp_path: Path) -> Iterator[str]:
-    """`uvicorn assistant.asgi:application` on a free port, on this test's database and Redis;
-    yields its ws:// base. Stopped before the test database is flushed."""
+@contextmanager
+def running_uvicorn(log: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`uvicorn assistant.asgi:application` with `flags` on a free port, on this test's database and
+    Redis, its output in `log`; yields its ws:// base and stops it on the way out."""
     port = _free_port()
-    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL, "CHAT_RATE_VISITOR": "100"}
-    log = tmp_path / "uvicorn.log"
+    server_env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL} | (env or {})
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", "warning"],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+             "--port", str(port), "--log-level", "warning", *flags],
+            cwd=REPO, env=server_env, stdout=out, stderr=subprocess.STDOUT,
         )
     try:
         _wait_for_port(port, process, log)
@@ -78,6 +78,13 @@ def server(transactional_db: None, tmp_path: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(5)
+
+
+@pytest.fixture
+def server(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+    """uvicorn with its defaults; stopped before the test database is flushed."""
+    with running_uvicorn(tmp_path / "uvicorn.log", env={"CHAT_RATE_VISITOR": "100"}) as url:
+        yield url
 
 
 async def _recv(ws: ClientConnection) -> dict[str, Any]:
