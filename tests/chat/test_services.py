@@ -6,7 +6,11 @@ from django.db import IntegrityError, connection, transaction
 from assistant.chat import services
 from assistant.chat.exceptions import ConversationClosed, HandoffUnavailable, NotFound, ValidationFailed
 from assistant.chat.models import Conversation, Message
+from tests import fakes
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
+from tests.fakes.messages_api import tool_use
+
+fake_llm = fakes.fake_llm  # the fake Messages API fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -188,19 +192,20 @@ def test_the_same_question_asked_again_is_friction(shop, second):
     assert again.flag("friction")
 
 
-def test_history_passed_to_the_chain_is_the_previous_turns(shop, monkeypatch):
+def test_history_passed_to_the_chain_is_the_previous_turns(shop, fake_llm):
     conversation = _open(shop)
     services.message_receive(conversation=conversation, text="Привет", client_msg_id="c1")
-    seen = {}
-    real = services.pipeline.answer
+    question = "А какие у вас есть скидки?"
+    fake_llm.script(tool_use({"intent": "question", "source": -1, "answer": "", "product_query": "", "fixed": ""}))
 
-    def spy(**kwargs):
-        seen.update(kwargs)
-        return real(**kwargs)
+    services.message_receive(conversation=conversation, text=question, client_msg_id="c2")
 
-    monkeypatch.setattr(services.pipeline, "answer", spy)
-    services.message_receive(conversation=conversation, text="Спасибо", client_msg_id="c2")
-    assert seen["history"] == [("visitor", "Привет"), ("bot", "Здравствуйте! Чем могу помочь?")]
+    [request] = fake_llm.requests  # the greeting was the rules'; the question went to the model
+    assert request.body["messages"] == [
+        {"role": "user", "content": "Привет"},
+        {"role": "assistant", "content": "Здравствуйте! Чем могу помочь?"},
+        {"role": "user", "content": question},
+    ]
 
 
 def test_a_failing_chain_still_answers_honestly(shop, monkeypatch):
