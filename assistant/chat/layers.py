@@ -17,16 +17,21 @@ sockets in one ASGI process:
    process's channels from one Redis key already, but each waiting consumer keeps two extra tasks,
    a lock waiter and a queue of its own. Here one pump task per event loop reads the process's
    key and hands each message to its channel's waiting future (or keeps it, in order, until that
-   channel asks again); a waiting consumer costs one future.
+   channel asks again); a waiting consumer costs one future. The pump reads the key itself (one
+   BZPOPMIN at a time) rather than through channels_redis's `receive_single`, whose per-channel
+   lock lives on the layer, outlives event loops and, once a read was cancelled while it waited,
+   stays bound to a loop that is gone: every later loop's reader then failed on it.
 
 What must stay true:
 - Messages for one channel are delivered in the order Redis gave them, none twice.
 - A message for a channel that is not waiting right now (its consumer is busy with a frame) is
   kept, up to the layer's capacity, until that channel asks again; kept messages nobody asked
   for within the layer's `expiry` (a consumer that went away) are dropped, so nothing grows.
-- A consumer that leaves (its receive is cancelled) takes what was kept for it along; the pump is
-  cancelled with the last waiting receiver (cancelling channels_redis's read loses nothing: the
-  message stays in its backup queue), so no read outlives the sockets of a test's event loop.
+- A consumer that leaves (its receive is cancelled) takes what was kept for it along. The pump is
+  never cancelled from under a busy consumer: it stops itself after a read that finds nothing
+  while no channel is waiting (at most `brpop_timeout` s later), and `close_pools` stops it at
+  shutdown. A message popped by a read cancelled at shutdown is lost with the sockets it was for.
+- Only one pump reads a loop's key at a time: a new one starts only after the last has ended.
 - A Redis error in the pump is logged and retried after a pause; the waiting consumers keep
   waiting (the messages stay in Redis) instead of all failing.
 - `max_connections` leaves room beyond the pump's connection, which sits in BZPOPMIN for up to
@@ -96,7 +101,7 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
             return message
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         boxes.waiting[channel] = future
-        if boxes.pump is None or boxes.pump.done():
+        if boxes.pump is None:
             boxes.pump = loop.create_task(self._pump(boxes, self.non_local_name(channel)))
         try:
             return await future
@@ -116,26 +121,37 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
         await super().close_pools()
 
     def _leave(self, loop: asyncio.AbstractEventLoop, boxes: _Mailboxes, channel: str) -> None:
-        """The channel's consumer is gone: forget its messages; the last one out stops the pump."""
+        """The channel's consumer is gone: forget its messages (the pump stops by itself)."""
         boxes.waiting.pop(channel, None)
         boxes.kept.pop(channel, None)
         boxes.kept_at.pop(channel, None)
-        if not boxes.waiting and boxes.pump is not None:
-            boxes.pump.cancel()
-            boxes.pump = None
-            if not boxes.kept:
-                self._mailboxes.pop(loop, None)
 
     async def _pump(self, boxes: _Mailboxes, process_channel: str) -> None:
-        while True:
-            try:
-                target, message = await self.receive_single(process_channel)
-            except Exception:
-                logger.exception("channel layer: reading %s failed; retrying", process_channel)
-                await asyncio.sleep(PUMP_RETRY_SECONDS)
-                continue
-            for channel in target if isinstance(target, list) else [target]:
-                self._deliver(boxes, channel, message)
+        loop = asyncio.get_running_loop()
+        key = self.prefix + process_channel
+        try:
+            while True:
+                try:
+                    popped = await self.connection(self.consistent_hash(process_channel)).bzpopmin(
+                        key, timeout=self.brpop_timeout
+                    )
+                except Exception:
+                    logger.exception("channel layer: reading %s failed; retrying", process_channel)
+                    await asyncio.sleep(PUMP_RETRY_SECONDS)
+                    continue
+                if popped is None:
+                    if not boxes.waiting:
+                        return
+                    continue
+                message = self.deserialize(popped[1])
+                target = message.pop("__asgi_channel__", process_channel)
+                for channel in target if isinstance(target, list) else [target]:
+                    self._deliver(boxes, channel, message)
+        finally:
+            if boxes.pump is asyncio.current_task():
+                boxes.pump = None
+                if not boxes.waiting and not boxes.kept and self._mailboxes.get(loop) is boxes:
+                    del self._mailboxes[loop]
 
     def _deliver(self, boxes: _Mailboxes, channel: str, message: dict[str, Any]) -> None:
         future = boxes.waiting.pop(channel, None)

@@ -52,8 +52,9 @@ async def test_group_messages_reach_each_waiting_channel_and_early_ones_are_kept
         await layer.flush()
 
 
-async def test_a_channel_that_stops_receiving_is_forgotten_and_the_reader_stops_with_the_last_one():
+async def test_a_channel_that_stops_receiving_is_forgotten_and_the_reader_stops_after_the_last_one():
     layer = _layer()
+    layer.brpop_timeout = 1
     gone, staying = await layer.new_channel(), await layer.new_channel()
     try:
         receivers = [asyncio.create_task(layer.receive(c)) for c in (gone, staying)]
@@ -68,7 +69,38 @@ async def test_a_channel_that_stops_receiving_is_forgotten_and_the_reader_stops_
 
         receivers[1].cancel()
         await asyncio.gather(receivers[1], return_exceptions=True)
-        await asyncio.sleep(0)
-        assert pump.cancelled() and asyncio.get_running_loop() not in layer._mailboxes
+        assert not boxes.waiting
+        # The reader is not cancelled from under anyone: it ends after its next empty read.
+        await asyncio.wait_for(pump, 10)
+        assert not pump.cancelled() and asyncio.get_running_loop() not in layer._mailboxes
     finally:
         await layer.flush()
+
+
+def test_the_reader_keeps_working_across_event_loops_after_a_receive_is_cancelled_mid_read(caplog):
+    """One layer serves many event loops in a test run (one per test) and in async_to_sync. A receive
+    cancelled right after a message arrived must not leave state bound to its loop behind."""
+    layer = _layer()
+
+    async def one_visit(n: int) -> dict[str, Any]:
+        channel = await layer.new_channel()
+        await layer.group_add("chat.conversation.7", channel)
+        receiving = asyncio.create_task(layer.receive(channel))
+        await asyncio.sleep(0.05)
+        await layer.group_send("chat.conversation.7", {"type": "chat.state", "n": n})
+        got = await asyncio.wait_for(receiving, 10)
+        again = asyncio.create_task(layer.receive(channel))  # the socket closes while it waits
+        await asyncio.sleep(0)
+        again.cancel()
+        await asyncio.gather(again, return_exceptions=True)
+        await layer.group_discard("chat.conversation.7", channel)
+        return got
+
+    try:
+        for n in range(4):
+            with asyncio.Runner() as runner:
+                assert runner.run(one_visit(n)) == {"type": "chat.state", "n": n}
+        assert "reading" not in caplog.text
+    finally:
+        with asyncio.Runner() as runner:
+            runner.run(layer.flush())
