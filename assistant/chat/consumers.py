@@ -15,7 +15,6 @@ What must stay true:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
@@ -128,8 +127,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
         finally:
             if events is not None:
                 events.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
+                try:
                     await events
+                except asyncio.CancelledError:
+                    # The events task's own end is expected; a cancel meant for this socket's task
+                    # (a server shutting down) must not be swallowed here.
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise
 
     async def _events(self) -> None:
         """Channel-layer events (operator messages, state changes), one at a time. A failing event

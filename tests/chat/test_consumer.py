@@ -1,6 +1,7 @@
 """The widget socket end to end on the project's ASGI application: real database, real Redis
 (rate limits, channel layer), real search over embedded entries."""
 
+import asyncio
 import json
 
 import pytest
@@ -255,3 +256,27 @@ async def test_streamed_text_arrives_as_deltas_before_the_final_message(shop, co
     assert _types(frames) == ["ack", "typing", "delta", "delta", "message", "typing"]
     assert frames[2] == {"type": "delta", "client_msg_id": "c1", "text": "Здравствуйте"}
     assert frames[3]["text"] == "Здравствуйте! Чем"
+
+
+async def test_a_server_cancelling_a_socket_task_sees_it_end_cancelled():
+    """A server shutting down cancels each socket's task; the consumer's own clean-up (ending its
+    channel-layer task) must not swallow that cancel and return as if the socket had closed."""
+    from channels.exceptions import StopConsumer
+
+    from assistant.chat.consumers import ChatConsumer
+
+    sent: list[dict] = []
+    socket_task: asyncio.Task | None = None
+
+    async def receive() -> dict:
+        assert socket_task is not None
+        socket_task.cancel()  # arrives at the clean-up's first wait
+        raise StopConsumer
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    socket_task = asyncio.create_task(ChatConsumer()({"type": "websocket", "path": "/ws/chat/x/"}, receive, send))
+    with pytest.raises(asyncio.CancelledError):
+        await socket_task
+    assert socket_task.cancelled() and sent == []
