@@ -3,6 +3,8 @@ a local port. Per-run namespacing of the database, queue and cache is in assista
 
 from __future__ import annotations
 
+import asyncio
+import io
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,21 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 EVAL_DATA = SHARED / "eval-data"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test stopped by pytest-timeout (a hang) reports every unfinished asyncio task's stack too:
+    the thread stacks alone show an event loop waiting, not what it waits for."""
+    report = yield
+    if report.failed and call.excinfo is not None and "pytest-timeout" in str(call.excinfo.value):
+        out = io.StringIO()
+        for task in list(getattr(asyncio.tasks, "_all_tasks", ())):
+            if not task.done():
+                out.write(f"{task!r}\n")
+                task.print_stack(limit=25, file=out)
+        report.sections.append(("unfinished asyncio tasks", out.getvalue() or "none"))
+    return report
 
 
 @pytest.fixture(scope="session", autouse=True)
