@@ -31,6 +31,9 @@ What must stay true:
   never cancelled from under a busy consumer: it stops itself after a read that finds nothing
   while no channel is waiting (at most `brpop_timeout` s later), and `close_pools` stops it at
   shutdown. A message popped by a read cancelled at shutdown is lost with the sockets it was for.
+- A cancelled pump ends, at the latest when its current read returns, even when the cancel was
+  lost inside redis-py (see `_pump`): a reader that ignored it would keep an event loop from ever
+  closing (a test run's teardown waited on exactly that).
 - Only one pump reads a loop's key at a time: a new one starts only after the last has ended.
 - A Redis error in the pump is logged and retried after a pause; the waiting consumers keep
   waiting (the messages stay in Redis) instead of all failing.
@@ -101,7 +104,7 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
             return message
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         boxes.waiting[channel] = future
-        if boxes.pump is None:
+        if boxes.pump is None or boxes.pump.done():  # done: e.g. cancelled before its first step
             boxes.pump = loop.create_task(self._pump(boxes, self.non_local_name(channel)))
         try:
             return await future
@@ -129,8 +132,9 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
     async def _pump(self, boxes: _Mailboxes, process_channel: str) -> None:
         loop = asyncio.get_running_loop()
         key = self.prefix + process_channel
+        task = asyncio.current_task()
         try:
-            while True:
+            while self._mailboxes.get(loop) is boxes:  # close_pools takes the boxes away: stop
                 try:
                     popped = await self.connection(self.consistent_hash(process_channel)).bzpopmin(
                         key, timeout=self.brpop_timeout
@@ -139,16 +143,20 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
                     logger.exception("channel layer: reading %s failed; retrying", process_channel)
                     await asyncio.sleep(PUMP_RETRY_SECONDS)
                     continue
-                if popped is None:
-                    if not boxes.waiting:
-                        return
-                    continue
-                message = self.deserialize(popped[1])
-                target = message.pop("__asgi_channel__", process_channel)
-                for channel in target if isinstance(target, list) else [target]:
-                    self._deliver(boxes, channel, message)
+                if popped is not None:
+                    message = self.deserialize(popped[1])
+                    target = message.pop("__asgi_channel__", process_channel)
+                    for channel in target if isinstance(target, list) else [target]:
+                        self._deliver(boxes, channel, message)
+                if task is not None and task.cancelling():
+                    # Python 3.11's asyncio.wait_for (redis-py sends each command through it) drops
+                    # a cancel that arrives as the command is written; the read then runs its
+                    # full course. Honour that cancel now (what it read is delivered first).
+                    raise asyncio.CancelledError
+                if popped is None and not boxes.waiting:
+                    return
         finally:
-            if boxes.pump is asyncio.current_task():
+            if boxes.pump is task:
                 boxes.pump = None
                 if not boxes.waiting and not boxes.kept and self._mailboxes.get(loop) is boxes:
                     del self._mailboxes[loop]

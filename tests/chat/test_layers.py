@@ -104,3 +104,32 @@ def test_the_reader_keeps_working_across_event_loops_after_a_receive_is_cancelle
     finally:
         with asyncio.Runner() as runner:
             runner.run(layer.flush())
+
+
+async def test_a_cancelled_reader_ends_cancelled_even_when_redis_py_drops_the_cancel():
+    """Python 3.11's asyncio.wait_for, which redis-py sends every command through, drops a cancel
+    that lands as the command is written. Cancels are sent at every step of a read's start here;
+    each must end the reader as cancelled, not let it finish its read and carry on."""
+    layer = _layer()
+    layer.brpop_timeout = 1
+    try:
+        for steps in range(1, 9):
+            await layer.connection(0).ping()  # a connected pool: the write comes within a few steps
+            channel = await layer.new_channel()
+            receiving = asyncio.create_task(layer.receive(channel))
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            pump = layer._mailboxes[asyncio.get_running_loop()].pump
+            assert pump is not None
+            pump.cancel()
+            receiving.cancel()
+            await asyncio.wait_for(asyncio.gather(pump, receiving, return_exceptions=True), 10)
+            assert pump.cancelled(), f"the reader swallowed a cancel sent {steps} steps in"
+        # Even after a reader cancelled before its first step, the next receive gets a reader.
+        channel = await layer.new_channel()
+        receiving = asyncio.create_task(layer.receive(channel))
+        await asyncio.sleep(0.1)
+        await layer.send(channel, {"type": "chat.state", "state": "bot"})
+        assert await asyncio.wait_for(receiving, 10) == {"type": "chat.state", "state": "bot"}
+    finally:
+        await layer.flush()
