@@ -126,6 +126,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
 # ASGI process; a burst of group_add / group_discard (thousands of sockets opening or closing at
 # once) waits up to CHANNELS_POOL_TIMEOUT s for a free connection instead of failing.
 CHANNELS_POOL_SIZE = env_int("CHANNELS_POOL_SIZE", 20)
+CHANNELS_POOL_TIMEOUT = env_float("CHANNELS_POOL_TIMEOUT", 30.0)
 if CHANNELS_POOL_SIZE < 4:  # one connection sits in the layer's BZPOPMIN; the rest serve groups and sends
     raise ImproperlyConfigured(f"CHANNELS_POOL_SIZE must be at least 4; got {CHANNELS_POOL_SIZE}")
 CHANNEL_LAYERS = {
@@ -136,7 +137,7 @@ CHANNEL_LAYERS = {
         "CONFIG": {
             "hosts": [{
                 "address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5,
-                "max_connections": CHANNELS_POOL_SIZE, "timeout": env_float("CHANNELS_POOL_TIMEOUT", 30.0),
+                "max_connections": CHANNELS_POOL_SIZE, "timeout": CHANNELS_POOL_TIMEOUT,
             }],
             "prefix": env_str("CHANNELS_PREFIX", "spravka"),
         },

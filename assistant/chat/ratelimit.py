@@ -49,7 +49,12 @@ def _client() -> aioredis.Redis:
     known = _clients.get(id(loop))
     if known is not None and known[0] is loop:
         return known[1]
-    client = aioredis.Redis.from_url(settings.REDIS_URL)
+    # A burst (thousands of sockets sending at once) waits for one of a bounded set of connections,
+    # like the channel layer's, instead of failing past redis-py's default 100 in flight.
+    pool = aioredis.BlockingConnectionPool.from_url(
+        settings.REDIS_URL, max_connections=settings.CHANNELS_POOL_SIZE, timeout=settings.CHANNELS_POOL_TIMEOUT
+    )
+    client = aioredis.Redis(connection_pool=pool)
     _clients[id(loop)] = (loop, client)
     return client
 
