@@ -35,8 +35,8 @@ What must stay true:
   lost inside redis-py (see `_pump`): a reader that ignored it would keep an event loop from ever
   closing (a test run's teardown waited on exactly that).
 - Only one pump reads a loop's key at a time: a new one starts only after the last has ended.
-- A Redis error in the pump is logged and retried after a pause; the waiting consumers keep
-  waiting (the messages stay in Redis) instead of all failing.
+- A Redis error in the pump is logged and retried after a pause while anyone waits; the waiting
+  consumers keep waiting (the messages stay in Redis) instead of all failing.
 - `max_connections` leaves room beyond the pump's connection, which sits in BZPOPMIN for up to
   5 s at a time (settings refuse fewer than 4).
 """
@@ -141,8 +141,9 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
                     )
                 except Exception:
                     logger.exception("channel layer: reading %s failed; retrying", process_channel)
-                    await asyncio.sleep(PUMP_RETRY_SECONDS)
-                    continue
+                    popped = None
+                    if boxes.waiting:
+                        await asyncio.sleep(PUMP_RETRY_SECONDS)
                 if popped is not None:
                     message = self.deserialize(popped[1])
                     target = message.pop("__asgi_channel__", process_channel)

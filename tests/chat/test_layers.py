@@ -133,3 +133,22 @@ async def test_a_cancelled_reader_ends_cancelled_even_when_redis_py_drops_the_ca
         assert await asyncio.wait_for(receiving, 10) == {"type": "chat.state", "state": "bot"}
     finally:
         await layer.flush()
+
+
+async def test_a_redis_error_in_the_reader_is_logged_and_the_waiting_socket_still_gets_its_message(caplog):
+    layer = _layer()
+    layer.brpop_timeout = 1
+    channel = await layer.new_channel()
+    key = layer.prefix + layer.non_local_name(channel)
+    redis = layer.connection(0)
+    await redis.set(key, "not a sorted set")  # every read of the process's key now fails (WRONGTYPE)
+    try:
+        receiving = asyncio.create_task(layer.receive(channel))
+        await asyncio.sleep(0.3)
+        assert "reading" in caplog.text and "WRONGTYPE" in caplog.text and not receiving.done()
+
+        await redis.delete(key)
+        await layer.send(channel, {"type": "chat.state", "state": "operator"})
+        assert await asyncio.wait_for(receiving, 10) == {"type": "chat.state", "state": "operator"}
+    finally:
+        await layer.flush()
