@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint typecheck pytest bench clean-data
+.PHONY: install run test lint typecheck pytest bench stop clean-data
 
 install: $(STAMP)
 
@@ -33,6 +33,8 @@ test: lint typecheck pytest
 bench: install
 	$(BIN)/python bench/run_all.py
 
-clean-data:
+stop:
 	$(BIN)/python -c "from assistant import embedded; embedded.stop_services()" || true
+
+clean-data: stop
 	rm -rf .data

@@ -105,7 +105,7 @@ def ensure_services() -> None:
 
 
 def stop_services() -> None:
-    """Stop the embedded servers (used by `make clean-data`)."""
+    """Stop the embedded servers (`make stop`, `make clean-data`); their data stays."""
     folder = data_dir()
     pg_ctl = shutil.which("pg_ctl")
     try:
@@ -114,8 +114,13 @@ def stop_services() -> None:
         pg_ctl = str(Path(pgserver.__file__).parent / "pginstall" / "bin" / "pg_ctl")
     except ImportError:
         pass
-    if pg_ctl and (folder / "postgres" / "postmaster.pid").exists():
-        subprocess.run([pg_ctl, "-D", str(folder / "postgres"), "stop", "-m", "fast"], check=False)
+    pgdata = folder / "postgres"
+    if pg_ctl and (pgdata / "postmaster.pid").exists():
+        # pg_ctl refuses to run as root; as root, pgserver runs the server as a user of its own,
+        # the owner of the data folder: stop it as that user.
+        owner = pgdata.stat().st_uid
+        user = owner if os.geteuid() == 0 and owner != 0 else None
+        subprocess.run([pg_ctl, "-D", str(pgdata), "stop", "-m", "fast"], check=False, user=user)
     sock = _redis_socket()
     if _redis_alive(sock):
         import redis
