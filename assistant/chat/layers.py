@@ -109,7 +109,7 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
         try:
             return await future
         except asyncio.CancelledError:
-            self._leave(loop, boxes, channel)
+            self._leave(boxes, channel)
             raise
         finally:
             if boxes.waiting.get(channel) is future:
@@ -123,7 +123,7 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
             await asyncio.gather(boxes.pump, return_exceptions=True)
         await super().close_pools()
 
-    def _leave(self, loop: asyncio.AbstractEventLoop, boxes: _Mailboxes, channel: str) -> None:
+    def _leave(self, boxes: _Mailboxes, channel: str) -> None:
         """The channel's consumer is gone: forget its messages (the pump stops by itself)."""
         boxes.waiting.pop(channel, None)
         boxes.kept.pop(channel, None)
