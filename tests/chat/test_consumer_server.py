@@ -16,8 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from assistant.asgi import SERVER_OPTIONS, uvicorn_flags
 from tests.chat.conftest import ORIGIN
 from tests.chat.test_uvicorn import _recv, running_uvicorn
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 
 
 @pytest.fixture

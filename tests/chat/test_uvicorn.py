@@ -23,8 +23,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.chat.conftest import DELIVERY_QUESTION, ORIGIN
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from urllib.parse import quote
 from urllib.request import urlopen
 
@@ -19,9 +18,9 @@ from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, syn
 from pytest_django import DjangoDbBlocker
 
 from demo.server import DemoServer, serve_in_thread
+from tests.conftest import REPO
 from tests.e2e.fake_chat import FakeChat
 
-REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "docs" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
