@@ -202,6 +202,16 @@ if os.environ.get("SPRAVKA_PRODUCTION"):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
 
+# --- E-mail: operator alerts, digests. Django's SMTP backend with the usual variables. ---
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Spravka <noreply@localhost>")
+
 # --- LLM ---
 # Provider: anthropic | openai (any OpenAI-compatible server) | none (retrieval-only). Default:
 # anthropic when ANTHROPIC_API_KEY is set. Bots can override provider and models (llm.BotLLMSettings).

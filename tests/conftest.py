@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import io
+import socket
 import threading
+import time
 from collections.abc import Iterator
+from email import policy as email_policy
+from email.message import EmailMessage
+from email.parser import BytesParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,3 +103,47 @@ def demo_site() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+class Mailbox:
+    """What a real local SMTP server received: one `email.message.EmailMessage` per message."""
+
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+        self.host = "127.0.0.1"
+        self.port = 0
+
+    async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:  # aiosmtpd calls this name
+        message = BytesParser(policy=email_policy.default).parsebytes(envelope.content)
+        message["X-Envelope-To"] = ", ".join(envelope.rcpt_tos)
+        self.messages.append(message)
+        return "250 OK"
+
+    def wait_for(self, count: int = 1, timeout: float = 15.0) -> list[EmailMessage]:
+        """The first `count` messages, waiting for them to arrive (a Celery task sends them)."""
+        deadline = time.monotonic() + timeout
+        while len(self.messages) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"expected {count} e-mail(s), got {len(self.messages)}")
+            time.sleep(0.05)
+        return self.messages[:count]
+
+
+@pytest.fixture
+def smtp_server(settings) -> Iterator[Mailbox]:
+    """A real SMTP server (aiosmtpd) on a free local port, with Django's SMTP backend pointed at it."""
+    from aiosmtpd.controller import Controller
+
+    mailbox = Mailbox()
+    with socket.socket() as probe:  # the controller checks readiness by connecting: it needs a real port
+        probe.bind(("127.0.0.1", 0))
+        mailbox.port = int(probe.getsockname()[1])
+    controller = Controller(mailbox, hostname=mailbox.host, port=mailbox.port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = mailbox.host, mailbox.port
+    settings.EMAIL_USE_TLS, settings.EMAIL_HOST_USER, settings.EMAIL_HOST_PASSWORD = False, "", ""
+    try:
+        yield mailbox
+    finally:
+        controller.stop()
