@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection
+from typing import Any, Final
 
 from django.db.models import QuerySet
 
-from assistant.bots.models import Bot
+from assistant.bots.models import Bot, Membership
+
+OWNER: Final = Membership.Role.OWNER
+OPERATOR: Final = Membership.Role.OPERATOR
+# Who answers visitors in the operators' inbox: an owner may always step in for an operator.
+INBOX_ROLES: Final = frozenset({OWNER, OPERATOR})
 
 
-def bots_for_user(user: Any) -> QuerySet[Bot]:
+def bots_for_user(user: Any, *, roles: Collection[str] | None = None) -> QuerySet[Bot]:
+    """The bots `user` belongs to, limited to memberships with one of `roles` (any role when None).
+    A superuser belongs to every bot in every role."""
     if not user.is_authenticated:
         return Bot.objects.none()
     if getattr(user, "is_superuser", False):
         return Bot.objects.all()
-    return Bot.objects.filter(memberships__user_id=user.pk).distinct()
+    memberships = Membership.objects.filter(user_id=user.pk)
+    if roles is not None:
+        memberships = memberships.filter(role__in=list(roles))
+    return Bot.objects.filter(pk__in=memberships.values("bot_id"))
+
+
+def owned_bots(user: Any) -> QuerySet[Bot]:
+    """Bots whose settings and knowledge `user` may see and change."""
+    return bots_for_user(user, roles=[OWNER])
+
+
+def inbox_bots(user: Any) -> QuerySet[Bot]:
+    """Bots whose conversations `user` may read and answer in the operators' inbox."""
+    return bots_for_user(user, roles=INBOX_ROLES)
 
 
 def bot_by_slug(slug: str) -> Bot:

@@ -29,3 +29,15 @@ def test_a_bad_site_url_is_refused(url):
 
 def test_an_owner_sees_only_their_own_bots(bot, other_bot, owner):
     assert list(bots_for_user(owner)) == [bot]
+
+
+def test_roles_limit_which_bots_a_member_sees(bot, other_bot, django_user_model):
+    from assistant.bots.models import Membership
+    from assistant.bots.selectors import inbox_bots, owned_bots
+
+    operator = django_user_model.objects.create_user(username="op@shop.example", password="pw-op-1")
+    Membership.objects.create(bot=bot, user=operator, role=Membership.Role.OPERATOR)
+    assert list(bots_for_user(operator)) == [bot]
+    assert list(inbox_bots(operator)) == [bot]
+    assert list(owned_bots(operator)) == []
+    assert list(owned_bots(bot.memberships.get(role="owner").user)) == [bot]
