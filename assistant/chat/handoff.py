@@ -44,9 +44,9 @@ def _assign(conversation: Conversation, operator: Any) -> Message:
 def _refuse_if_held_by_another(conversation: Conversation, operator: Any) -> None:
     if conversation.state == State.CLOSED:
         raise ConversationClosed("Разговор уже завершён.")
-    holder = conversation.assigned_to
-    if conversation.state == State.OPERATOR and holder is not None and holder.pk != operator.pk:
-        raise AlreadyTaken(frames.display_name(holder))
+    # By id: the row was read under the lock (`services.locked`), the operator's row after it.
+    if conversation.state == State.OPERATOR and conversation.assigned_to_id not in (None, operator.pk):
+        raise AlreadyTaken(frames.display_name(conversation.assigned_to))
 
 
 def conversation_take(*, conversation_id: int, operator: Any) -> Conversation:

@@ -115,13 +115,14 @@ def conversation_open(
 
 
 def locked(conversation_id: int) -> Conversation:
-    """The conversation under a row lock (call inside a transaction), with its bot and operator:
-    every state change of a conversation starts here, so two of them never interleave."""
-    return (
-        Conversation.objects.select_related("bot", "assigned_to")
-        .select_for_update(of=("self",))
-        .get(pk=conversation_id)
-    )
+    """The conversation under a row lock (call inside a transaction), with its bot: every state
+    change of a conversation starts here, so two of them never interleave.
+
+    Never join a row that changes (the operator) into this query: when the lock had to wait,
+    PostgreSQL re-reads the locked row but keeps the joined rows it read before the wait, so a
+    just-assigned operator would come back as "nobody" (twenty simultaneous takes had three
+    winners that way). Read `assigned_to` after the lock."""
+    return Conversation.objects.select_related("bot").select_for_update(of=("self",)).get(pk=conversation_id)
 
 
 def _locked(conversation: Conversation) -> Conversation:
