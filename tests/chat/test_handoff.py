@@ -69,7 +69,9 @@ def test_a_conversation_held_by_another_operator_cannot_be_taken_or_answered(sho
         handoff.conversation_take(conversation_id=conversation.pk, operator=colleague)
     assert caught.value.code == "already_taken" and caught.value.holder == "Анна"
     with pytest.raises(AlreadyTaken):
-        handoff.operator_message_send(conversation_id=conversation.pk, operator=colleague, text="Я тут", client_msg_id="o1")
+        handoff.operator_message_send(
+            conversation_id=conversation.pk, operator=colleague, text="Я тут", client_msg_id="o1"
+        )
     with pytest.raises(AlreadyTaken):
         handoff.conversation_release(conversation_id=conversation.pk, operator=colleague)
     assert not Message.objects.filter(conversation=conversation, role="operator").exists()
@@ -156,13 +158,17 @@ def test_while_an_operator_holds_it_the_bot_is_silent_and_messages_wait_unread(s
 @pytest.mark.django_db
 def test_asking_for_a_person_again_while_waiting_gets_a_short_note_once(shop):
     conversation = _waiting(shop)
-    visitor, reply, _ = services.message_receive(conversation=conversation, text="Позовите оператора!", client_msg_id="v1")
+    visitor, reply, _ = services.message_receive(
+        conversation=conversation, text="Позовите оператора!", client_msg_id="v1"
+    )
     assert reply is None
     notes = services.message_answer(visitor_message=visitor)
     again = services.message_answer(visitor_message=visitor)  # a resend of the same message
     assert [n.text for n in notes] == ["Оператор уже приглашён и ответит здесь, как только освободится."]
     assert again == notes
-    other, _, _ = services.message_receive(conversation=conversation, text="У меня вопрос про доставку", client_msg_id="v2")
+    other, _, _ = services.message_receive(
+        conversation=conversation, text="У меня вопрос про доставку", client_msg_id="v2"
+    )
     assert services.message_answer(visitor_message=other) == []  # an ordinary message just waits
 
 
@@ -186,7 +192,9 @@ def test_closing_ends_the_conversation_and_the_next_hello_starts_a_new_one(shop,
     assert closed.state == State.CLOSED and closed.outcome == "closed_by_operator" and closed.closed_at
     assert "завершил разговор" in _texts(conversation, "system")[-1]
     with pytest.raises(ConversationClosed):
-        handoff.operator_message_send(conversation_id=conversation.pk, operator=operator, text="Ещё", client_msg_id="o9")
+        handoff.operator_message_send(
+            conversation_id=conversation.pk, operator=operator, text="Ещё", client_msg_id="o9"
+        )
     with pytest.raises(ConversationClosed):
         handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
     fresh = services.conversation_open(bot=shop, visitor_id="v_1")

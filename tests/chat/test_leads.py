@@ -2,6 +2,7 @@
 a visitor erased in one action; retention; the form offered when nobody came."""
 
 import datetime as dt
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -22,9 +23,11 @@ def shop_with_policy(shop):
     return shop
 
 
-def _form(**fields):
-    values = {"name": "Мария", "phone": "8 (916) 123-45-67", "email": "", "question": "Есть ли доставка в Тверь?",
-              "consent": True}
+def _form(**fields: Any) -> LeadForm:
+    values: dict[str, Any] = {
+        "name": "Мария", "phone": "8 (916) 123-45-67", "email": "", "question": "Есть ли доставка в Тверь?",
+        "consent": True,
+    }
     return LeadForm(**(values | fields))
 
 
@@ -64,7 +67,8 @@ def test_a_bad_field_is_named_and_nothing_is_saved(shop_with_policy, fields, fie
 
 
 def test_an_email_alone_is_enough(shop_with_policy):
-    lead, _ = leads.lead_submit(conversation=_conversation(shop_with_policy), form=_form(phone="", email="Maria@Mail.RU"))
+    form = _form(phone="", email="Maria@Mail.RU")
+    lead, _ = leads.lead_submit(conversation=_conversation(shop_with_policy), form=form)
     assert lead.email == "maria@mail.ru" and lead.phone == ""
 
 
@@ -110,6 +114,8 @@ def test_nobody_took_it_in_time_so_the_form_is_offered_once(shop_with_policy):
     assert offer_leads_to_waiting() == 1
     assert offer_leads_to_waiting() == 0  # once per wait
     note = Message.objects.filter(conversation=conversation, role="system").last()
-    assert note.text.startswith("Операторы пока заняты") and note.buttons == [{"id": "lead", "label": "Оставить контакт"}]
+    assert note is not None
+    assert note.text.startswith("Операторы пока заняты")
+    assert note.buttons == [{"id": "lead", "label": "Оставить контакт"}]
     conversation.refresh_from_db()
     assert conversation.state == Conversation.State.WAITING_OPERATOR  # an operator may still take it

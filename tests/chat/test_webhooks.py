@@ -23,7 +23,7 @@ class Receiver:
 
     def __init__(self, statuses=()):
         self.statuses = list(statuses)
-        self.requests = []
+        self.requests: list[tuple[dict[str, str], bytes]] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
