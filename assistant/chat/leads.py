@@ -13,12 +13,14 @@ What must stay true:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Iterator
 
 import phonenumbers
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.chat import events, replies, services, webhooks
@@ -135,3 +137,19 @@ def retention_purge(*, bot: Bot, now: dt.datetime | None = None) -> dict[str, in
         leads, _ = Lead.objects.filter(bot=bot, created_at__lt=cutoff).delete()
         _, deleted = Conversation.objects.filter(bot=bot, updated_at__lt=cutoff).delete()
     return _counts(deleted, leads)
+
+
+def csv_safe(value: str) -> str:
+    """A visitor's text never becomes a formula in a spreadsheet (CSV injection)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def lead_csv_rows(rows: Iterable[Lead]) -> Iterator[list[str]]:
+    """Leads as spreadsheet rows, the header first (the inbox's download and the admin's action)."""
+    yield [_("Дата"), _("Бот"), _("Имя"), _("Телефон"), _("E-mail"), _("Вопрос"), _("Согласие"), _("Политика")]
+    for lead in rows:
+        yield [
+            timezone.localtime(lead.created_at).strftime("%Y-%m-%d %H:%M"), lead.bot.name, csv_safe(lead.name),
+            lead.phone, lead.email, csv_safe(lead.question), timezone.localtime(lead.consented_at).isoformat(),
+            lead.consent_policy_url,
+        ]

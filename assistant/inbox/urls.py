@@ -9,6 +9,6 @@ app_name = "inbox"
 urlpatterns = [
     path("", views.inbox, name="index"),
     path("c/<int:conversation_id>/", views.conversation, name="conversation"),
-    path("leads/", views.leads, name="leads"),
+    path("leads/", views.leads_page, name="leads"),
     path("leads.csv", views.leads_csv, name="leads_csv"),
 ]

@@ -4,6 +4,7 @@ operator socket. Thin: scope by `access`, read through chat selectors, render.""
 from __future__ import annotations
 
 import csv
+import itertools
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -13,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from assistant.chat import frames as chat_frames
-from assistant.chat import selectors
+from assistant.chat import leads, selectors
 from assistant.chat.exceptions import NotFound
 from assistant.inbox.access import access_conversation, inbox_bot_ids
 
@@ -68,7 +69,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 
 @login_required
-def leads(request: HttpRequest) -> HttpResponse:
+def leads_page(request: HttpRequest) -> HttpResponse:
     bot_ids = inbox_bot_ids(request.user)
     rows = selectors.leads_for_bots(bot_ids=bot_ids)[:LEADS_PAGE]
     return render(request, "inbox/leads.html", _context(request, bot_ids, title=_("Контакты"), leads=rows))
@@ -83,22 +84,9 @@ class _Echo:
 def leads_csv(request: HttpRequest) -> StreamingHttpResponse:
     """Every lead of the user's bots as CSV (UTF-8 with BOM, so Excel reads Cyrillic)."""
     writer = csv.writer(_Echo())
-    header = [_("Дата"), _("Бот"), _("Имя"), _("Телефон"), _("E-mail"), _("Вопрос"), _("Согласие"), _("Политика")]
-
-    def rows() -> Any:
-        yield "\ufeff" + writer.writerow(header)
-        for lead in selectors.leads_for_bots(bot_ids=inbox_bot_ids(request.user)).iterator():
-            yield writer.writerow([
-                timezone.localtime(lead.created_at).strftime("%Y-%m-%d %H:%M"), lead.bot.name, _csv_safe(lead.name),
-                lead.phone, lead.email, _csv_safe(lead.question), timezone.localtime(lead.consented_at).isoformat(),
-                lead.consent_policy_url,
-            ])
-
-    response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+    queryset = selectors.leads_for_bots(bot_ids=inbox_bot_ids(request.user)).iterator()
+    rows = (writer.writerow(row) for row in leads.lead_csv_rows(queryset))
+    response = StreamingHttpResponse(itertools.chain(["\ufeff"], rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="leads.csv"'
     return response
 
-
-def _csv_safe(value: str) -> str:
-    """A visitor's text never becomes a formula in a spreadsheet (CSV injection)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

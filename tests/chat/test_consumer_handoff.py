@@ -123,8 +123,9 @@ async def test_the_owners_try_page_on_this_server_may_open_the_widget(shop, conn
         client.force_login(user)
         return client.cookies["sessionid"].value
 
-    from assistant.asgi import application
     from channels.testing import WebsocketCommunicator
+
+    from assistant.asgi import application
 
     async def open_from_here(user):
         headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]

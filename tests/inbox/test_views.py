@@ -47,7 +47,8 @@ def test_an_operator_sees_no_other_tenants_conversation(client, shop, other_bot,
 
 def test_a_conversation_page_shows_the_page_the_holder_and_the_unanswered_question(client, shop, knowledge, operator):
     conversation = services.conversation_open(bot=shop, visitor_id="v_q", page_url="https://shop.example/pay/")
-    services.message_receive(conversation=conversation, text="Есть ли у вас парковка для вертолёта?", client_msg_id="q1")
+    question = "Есть ли у вас парковка для вертолёта?"
+    services.message_receive(conversation=conversation, text=question, client_msg_id="q1")
     handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
     client.force_login(operator)
     page = client.get(f"/inbox/c/{conversation.pk}/").content.decode()
@@ -69,8 +70,8 @@ def test_leads_are_listed_and_exported_safely(client, shop, operator):
     shop.privacy_policy_url = "https://shop.example/privacy/"
     shop.save(update_fields=["privacy_policy_url"])
     conversation = services.conversation_open(bot=shop, visitor_id="v_lead")
-    form = LeadForm(name="=HYPERLINK(\"http://evil\")", phone="+7 916 123-45-67", email="", question="Есть ли доставка?",
-                    consent=True)
+    form = LeadForm(name='=HYPERLINK("http://evil")', phone="+7 916 123-45-67", email="",
+                    question="Есть ли доставка?", consent=True)
     leads.lead_submit(conversation=conversation, form=form)
     client.force_login(operator)
     assert "+79161234567" in client.get("/inbox/leads/").content.decode()
