@@ -216,6 +216,7 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Spravka <noreply@localhost>")
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / ".data" / "mail"))  # the file backend (make run)
 
 # --- LLM ---
 # Provider: anthropic | openai (any OpenAI-compatible server) | none (retrieval-only). Default:

@@ -63,7 +63,9 @@ def publish(
     """After commit: tell the bot's feed about `conversation` (once per message, or once when there
     is none), and with `to_visitor` also the visitor's sockets (messages, then the state)."""
     messages = list(messages)
-    conversation_json = frames.conversation_json(conversation, last_message=messages[-1] if messages else None)
+    # The conversation's preview: the last message a person or the bot said (system notes are not one).
+    said = [message for message in messages if message.role != Message.Role.SYSTEM]
+    conversation_json = frames.conversation_json(conversation, last_message=said[-1] if said else None)
     message_jsons: list[dict[str, Any] | None] = [frames.message_json(message) for message in messages]
     state = conversation.state
     group = conversation_group(conversation.pk)

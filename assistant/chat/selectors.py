@@ -88,7 +88,11 @@ def _with_last_messages(conversations: list[Conversation]) -> list[Conversation]
 
 
 def _inbox_rows(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
-    last = Message.objects.filter(conversation=OuterRef("pk")).order_by("-id").values("id")[:1]
+    """With each row's last message said by a person or the bot (system notes make a poor preview)."""
+    last = (
+        Message.objects.filter(conversation=OuterRef("pk")).exclude(role=Message.Role.SYSTEM)
+        .order_by("-id").values("id")[:1]
+    )
     return queryset.select_related("bot", "assigned_to").annotate(last_message_id=Subquery(last))
 
 

@@ -24,7 +24,8 @@ LEADS_PAGE = 200
 def _texts() -> dict[str, Any]:
     """What static/assistant/inbox.js says, in the page's language ({name} are filled in by it)."""
     return {
-        "visitor": _("Посетитель #{id}"), "waits": _("ждёт {n} мин"), "holder": _("Ведёт: {name}"),
+        "visitor": _("Посетитель #{id}"), "waits": _("ждёт {n} мин"), "waits_now": _("ждёт меньше минуты"),
+        "holder": _("Ведёт: {name}"),
         "notify_title": _("Посетитель ждёт оператора — {bot}"), "unanswered": _("Бот не смог ответить на этот вопрос"),
         "source": _("Источник"), "offline": _("Нет связи. Переподключаемся…"),
         "refused": _("Входящие открываются только с адреса этого сервера."), "error": _("Что-то пошло не так."),

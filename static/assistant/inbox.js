@@ -47,6 +47,7 @@
     conversations: new Map(), // id -> Conversation JSON as last heard
     waitingSeen: new Set(), // ids already announced as waiting
     typingSentAt: 0,
+    actions: [], // take / release / close pressed before the socket was ready: sent once it is
     typingIdle: 0,
     noticeTimer: 0,
     audio: null,
@@ -107,7 +108,10 @@
   }
 
   function timeLabel(c) {
-    if (c.state === "waiting_operator" && c.waiting_since) return fmt(T.waits, { n: minutesSince(c.waiting_since) });
+    if (c.state === "waiting_operator" && c.waiting_since) {
+      const n = minutesSince(c.waiting_since);
+      return n ? fmt(T.waits, { n: n }) : T.waits_now;
+    }
     const last = c.last_message && c.last_message.created_at;
     return last ? hhmm(last) : "";
   }
@@ -164,6 +168,9 @@
 
   function upsertConversation(c) {
     const wasWaiting = state.waitingSeen.has(c.id);
+    const known = state.conversations.get(c.id);
+    // An event without a new message (a state change, a system note) keeps the preview it had.
+    if (!c.last_message && known) c.last_message = known.last_message;
     state.conversations.set(c.id, c);
     const old = rowOf(c.id);
     const row = renderRow(c);
@@ -188,7 +195,10 @@
 
   function updateCount() {
     const n = lists.waiting ? lists.waiting.querySelectorAll(".conv").length : 0;
-    if (ui.count) ui.count.textContent = String(n);
+    if (ui.count) {
+      ui.count.textContent = String(n);
+      ui.count.hidden = !n;
+    }
     document.title = (n ? "(" + n + ") " : "") + BASE_TITLE;
   }
 
@@ -414,6 +424,7 @@
       setConnection("");
       if (CURRENT) send({ type: "open", conversation_id: CURRENT });
       pendingAll().forEach(sendPending);
+      state.actions.splice(0).forEach(send);
     },
     conversation(f) {
       if (f.conversation) upsertConversation(f.conversation);
@@ -448,7 +459,8 @@
 
   document.querySelectorAll("[data-action]").forEach((b) => {
     b.addEventListener("click", () => {
-      if (!send({ type: b.getAttribute("data-action"), conversation_id: CURRENT })) showNotice(T.offline);
+      const frame = { type: b.getAttribute("data-action"), conversation_id: CURRENT };
+      if (!send(frame)) state.actions.push(frame); // the page has just opened: send after the queue
     });
   });
   if (ui.reply) {

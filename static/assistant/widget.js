@@ -170,7 +170,7 @@ button{font:inherit;color:inherit;cursor:pointer}
 .send{width:42px;height:42px;border:0;border-radius:10px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center}
 .send:hover{background:var(--accent-dark)}
 .send svg{width:20px;height:20px;fill:currentColor}
-.lead{display:flex;flex-direction:column;gap:8px;padding:12px 14px;border-top:1px solid #e4e7eb;background:#fff;overflow-y:auto;max-height:70%}
+.lead{flex:1;display:flex;flex-direction:column;gap:8px;padding:12px 14px;background:#fff;overflow-y:auto}
 .lead h3{margin:0;font-size:15px}
 .lead label{display:flex;flex-direction:column;gap:2px;font-size:13px;color:#3e4c59}
 .lead input[type=text],.lead input[type=tel],.lead input[type=email],.lead textarea{padding:8px 10px;border:1px solid #cbd2d9;border-radius:8px;font:inherit;font-size:16px;color:inherit}
@@ -182,6 +182,7 @@ button{font:inherit;color:inherit;cursor:pointer}
 .lead .actions{display:flex;gap:8px;justify-content:flex-end}
 .lead .actions button{padding:8px 14px;border-radius:8px;border:1px solid var(--accent);background:#fff;color:var(--accent)}
 .lead .actions button[type=submit]{background:var(--accent);color:#fff}
+.lead[hidden],.compose[hidden],.log[hidden]{display:none}
 @media (max-width:480px){
 .panel{inset:0;width:100%;height:100%;border-radius:0}
 .open .launcher{display:none}
@@ -456,12 +457,15 @@ button{font:inherit;color:inherit;cursor:pointer}
     if (!q.value) q.value = lastQuestion();
     ui.lead.hidden = false;
     ui.form.hidden = true;
+    ui.log.hidden = true; // the form takes the transcript's place while it is open
     ui.leadFields.name.input.focus();
   }
 
   function hideLead() {
     ui.lead.hidden = true;
     ui.form.hidden = false;
+    ui.log.hidden = false;
+    scrollDown();
     ui.input.focus();
   }
 
