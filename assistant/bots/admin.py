@@ -4,6 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -57,6 +58,8 @@ class BotAdmin(BotScopedAdmin):
     list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
     search_fields = ["name", "slug", "site_url"]
     readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at"]
+    # An address typed without a scheme (shop.example/privacy) is read as https://.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),
