@@ -17,6 +17,7 @@ here in Python, where it can be read, documented and tested. What must stay true
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -43,6 +44,10 @@ EF_SEARCH = 200
 # A query word unknown to the bot's texts is read as the most similar known lexeme at least this
 # similar (pg_trgm similarity), credited by that similarity: 'вазврат' -> 'возврат' (0.45).
 TYPO_SIMILARITY = 0.4
+
+# Characters no PostgreSQL text can hold (NUL) or encode (lone surrogates), and other controls: a
+# query with one of them would fail the whole statement, so they read as spaces.
+_UNSTORABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 # Fusion weights of the three relevance signals (they sum to 1), see docs/search.md.
 W_VECTOR = 0.6
@@ -104,7 +109,7 @@ def search_entries(
     `query_vector` lets a caller embed once and search several times (and keeps embedding time
     out of the search benchmark); it must come from `model_key`'s model (default: settings).
     """
-    query = " ".join(query.split())
+    query = " ".join(_UNSTORABLE.sub(" ", query).split())
     if not query:
         return []
     embedder = get_embedder(model_key)

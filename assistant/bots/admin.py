@@ -11,6 +11,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.forms import BotForm
 from assistant.bots.models import Bot, Holiday, Membership, OpeningHours
 
 
@@ -55,6 +56,7 @@ class HolidayInline(BotSettingsInline):
 
 @admin.register(Bot)
 class BotAdmin(BotScopedAdmin):
+    form = BotForm
     list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
     search_fields = ["name", "slug", "site_url"]
     readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at"]

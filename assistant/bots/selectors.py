@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any, Final
 
@@ -9,6 +10,7 @@ from django.db.models import QuerySet
 
 from assistant.bots.models import Bot, Membership
 
+SLUG: Final = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 OWNER: Final = Membership.Role.OWNER
 OPERATOR: Final = Membership.Role.OPERATOR
 # Who answers visitors in the operators' inbox: an owner may always step in for an operator.
@@ -42,6 +44,10 @@ def bot_by_slug(slug: str) -> Bot:
     """The bot for a command-line slug, with a message a person understands when it is missing."""
     from assistant.bots.exceptions import BotNotFound
 
+    # A slug is letters, digits, "-" and "_": anything else cannot name a bot (and a NUL or a lone
+    # surrogate would not even reach the database).
+    if not isinstance(slug, str) or not SLUG.fullmatch(slug):
+        raise BotNotFound(slug)
     try:
         return Bot.objects.get(slug=slug)
     except Bot.DoesNotExist as exc:

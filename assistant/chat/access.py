@@ -11,30 +11,12 @@ from collections.abc import Iterable
 from importlib import import_module
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+from assistant.bots.origins import normalize_origin
 
-
-def normalize_origin(value: str) -> str | None:
-    """`scheme://host[:port]` in lower case with the default port dropped; None if not an origin.
-    Allowed origins stored with a trailing slash or a path ("https://shop.example/") still match."""
-    try:
-        parts = urlsplit(value.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
-        return None
-    host = parts.hostname.lower()
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    if port is None or port == _DEFAULT_PORTS[parts.scheme]:
-        return f"{parts.scheme}://{host}"
-    return f"{parts.scheme}://{host}:{port}"
-
+__all__ = ["normalize_origin"]  # re-exported: the socket's checks and their tests use it from here
 
 def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     """Exact match of scheme, host and port against the bot's allowed origins; no Origin, no entry."""

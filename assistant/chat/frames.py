@@ -5,6 +5,7 @@ ChatError with a message a person understands, never a traceback."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -18,6 +19,7 @@ from assistant.chat.models import Conversation, Message
 from assistant.chat.replies import OPERATOR_BUTTON_ID
 
 MAX_ID_CHARS: Final = 64
+NOT_AN_ID: Final = re.compile("[\x00-\x20\x7f-\xa0\ud800-\udfff]")
 MAX_URL_CHARS: Final = 2000
 MAX_FORM_CHARS: Final = 300
 MAX_QUESTION_CHARS: Final = 4000
@@ -79,11 +81,21 @@ def field_str(data: dict[str, Any], name: str, *, max_chars: int | None = None) 
     return value
 
 
+def field_id(data: dict[str, Any], name: str) -> str:
+    """An identifier the client made (client_msg_id): 1–64 visible characters, no spaces, no
+    control characters or lone surrogates (which PostgreSQL cannot store)."""
+    value = field_str(data, name, max_chars=MAX_ID_CHARS)
+    if NOT_AN_ID.search(value):
+        raise BadFrame(f"Не удалось разобрать сообщение: в поле «{name}» недопустимые символы.")
+    return value
+
+
 def field_int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int | None:
+    """A whole number that fits the database's 64-bit ids (a bigger one could never match a row)."""
     value = data.get(name)
     if value is None and nullable:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
         raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» должно быть числом.")
     return value
 
@@ -118,7 +130,7 @@ def _lead(data: dict[str, Any]) -> LeadFrame:
 
 
 def _message(data: dict[str, Any]) -> SendMessage:
-    return SendMessage(field_str(data, "client_msg_id", max_chars=MAX_ID_CHARS), field_str(data, "text"))
+    return SendMessage(field_id(data, "client_msg_id"), field_str(data, "text"))
 
 
 def _rate(data: dict[str, Any]) -> Rate:

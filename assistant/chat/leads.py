@@ -60,15 +60,15 @@ def _clean_email(raw: str) -> str:
 def _clean_form(form: LeadForm) -> LeadForm:
     if form.consent is not True:
         raise InvalidField("consent", "Без согласия на обработку персональных данных мы не можем сохранить контакт.")
-    name = " ".join(form.name.split())
+    name = services.clean_line(form.name)
     if not name:
         raise InvalidField("name", "Как к вам обращаться? Укажите имя.")
     if len(name) > MAX_NAME:
         raise InvalidField("name", f"Имя слишком длинное: не больше {MAX_NAME} знаков.")
-    phone, email = form.phone.strip(), form.email.strip()
+    phone, email = services.clean_line(form.phone), services.clean_line(form.email)
     if not phone and not email:
         raise InvalidField("phone", "Укажите телефон или e-mail, чтобы мы могли связаться с вами.")
-    question = " ".join(form.question.split())[:MAX_QUESTION]
+    question = services.clean_line(form.question)[:MAX_QUESTION]
     return LeadForm(
         name=name, phone=normalize_phone(phone) if phone else "", email=_clean_email(email) if email else "",
         question=question, consent=True,

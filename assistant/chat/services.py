@@ -33,25 +33,34 @@ from django.utils import timezone
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import events, friction, pipeline, replies, selectors, webhooks
+from assistant.chat import events, frames, friction, pipeline, replies, selectors, webhooks
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
     NotFound,
     ValidationFailed,
 )
-from assistant.chat.models import Conversation, Message, visitor_id_validator
+from assistant.chat.models import VISITOR_ID_PATTERN, Conversation, Message, visitor_id_validator
 from assistant.chat.selectors import messages_after as messages_after  # re-exported: part of the API
 
 logger = logging.getLogger("spravka.chat")
 
 MAX_TEXT: Final = 2000
+VISITOR_ID: Final = re.compile(VISITOR_ID_PATTERN.removeprefix("^").removesuffix("$"))
 MAX_CLIENT_MSG_ID: Final = 64
 # C0/C1 controls except tab and newline, zero-width characters and bidi overrides (used to make
-# text read differently from what it is).
+# text read differently from what it is), and lone surrogates (valid in JSON's \ud800 escapes,
+# never in text PostgreSQL can store).
 _CONTROL: Final = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\ud800-\udfff]"
 )
+
+
+def clean_line(text: str) -> str:
+    """A one-line field a person typed (a name, a phone): no control or invisible characters,
+    runs of whitespace as one space."""
+    return " ".join(_CONTROL.sub("", text).split())
 _REASON_VISITOR_ASKED: Final = "visitor_asked"
 State = Conversation.State
 Role = Message.Role
@@ -71,6 +80,8 @@ def clean_text(text: str) -> str:
 
 def _check_visitor_id(visitor_id: str) -> None:
     try:
+        if not isinstance(visitor_id, str) or not VISITOR_ID.fullmatch(visitor_id):  # "$" would let "\n" in
+            raise ValidationError("bad visitor id")
         visitor_id_validator(visitor_id)
     except ValidationError as exc:
         raise ValidationFailed(
@@ -157,8 +168,8 @@ def message_accept(*, conversation: Conversation, text: str, client_msg_id: str)
     """Store a visitor message once: (message, created). A resent client_msg_id returns the stored
     message even if the conversation was closed since (the visitor did send it while it was open)."""
     text = clean_text(text)
-    if len(client_msg_id) > MAX_CLIENT_MSG_ID:
-        raise ValidationFailed("Слишком длинный идентификатор сообщения.", code="bad_frame")
+    if len(client_msg_id) > MAX_CLIENT_MSG_ID or frames.NOT_AN_ID.search(client_msg_id):
+        raise ValidationFailed("Неверный идентификатор сообщения.", code="bad_frame")
     existing = selectors.message_by_client_id(conversation=conversation, client_msg_id=client_msg_id)
     if existing is not None:
         existing.conversation = conversation

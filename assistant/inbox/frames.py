@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from assistant.chat.exceptions import BadFrame
-from assistant.chat.frames import MAX_ID_CHARS, field_int, field_str, load_object
+from assistant.chat.frames import field_id, field_int, field_str, load_object
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,7 @@ def _conversation_id(data: dict[str, Any]) -> int:
 
 
 def _message(data: dict[str, Any]) -> SendMessage:
-    return SendMessage(
-        _conversation_id(data), field_str(data, "client_msg_id", max_chars=MAX_ID_CHARS), field_str(data, "text")
-    )
+    return SendMessage(_conversation_id(data), field_id(data, "client_msg_id"), field_str(data, "text"))
 
 
 def _typing(data: dict[str, Any]) -> Typing:

@@ -36,6 +36,8 @@ def file_read(path: Path, *, limit: int | None = None) -> bytes:
         raise KnowledgeError(f"«{path}» — это папка, а нужен файл.") from exc
     except PermissionError as exc:
         raise KnowledgeError(f"Нет прав на чтение файла «{path}».") from exc
+    except (OSError, ValueError) as exc:  # a name with a NUL, too long a name, a broken device
+        raise KnowledgeError(f"Не удалось прочитать файл «{path!s:.200}»: {type(exc).__name__}.") from exc
 
 
 def bot_for_command(slug: str) -> Bot:
