@@ -250,9 +250,17 @@ CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
 CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
 # A person waits on a chat answer: a model slower than this (seconds) gives way to retrieval-only.
 CHAT_LLM_TIMEOUT = env_float("CHAT_LLM_TIMEOUT", 8.0)
-# Contact forms from one visitor / one address per CHAT_RATE_WINDOW (0 switches one off).
+# Every other write of a widget socket, per visitor of a bot / per address per CHAT_RATE_WINDOW
+# (0 switches one off): new conversations, requests for an operator, ratings, contact forms.
+CHAT_RATE_CONVERSATIONS_IP = env_int("CHAT_RATE_CONVERSATIONS_IP", 10)
+CHAT_RATE_HANDOFF_VISITOR = env_int("CHAT_RATE_HANDOFF_VISITOR", 3)
+CHAT_RATE_HANDOFF_IP = env_int("CHAT_RATE_HANDOFF_IP", 10)
+CHAT_RATE_RATINGS_VISITOR = env_int("CHAT_RATE_RATINGS_VISITOR", 20)
+CHAT_RATE_RATINGS_IP = env_int("CHAT_RATE_RATINGS_IP", 60)
 CHAT_RATE_LEADS_VISITOR = env_int("CHAT_RATE_LEADS_VISITOR", 3)
 CHAT_RATE_LEADS_IP = env_int("CHAT_RATE_LEADS_IP", 10)
+# Widget sockets open at once from one address, across all processes (0: no cap).
+CHAT_MAX_SOCKETS_IP = env_int("CHAT_MAX_SOCKETS_IP", 50)
 
 # --- Operators (assistant/inbox): webhooks to the owner's URL ---
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt

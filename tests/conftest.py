@@ -147,3 +147,22 @@ def smtp_server(settings) -> Iterator[Mailbox]:
         yield mailbox
     finally:
         controller.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> Iterator[None]:
+    """Every test starts with empty rate-limit windows and socket counts (they live in the run's
+    own Redis namespace, which tests would otherwise share within a minute's window)."""
+    yield
+    import redis
+    from django.conf import settings
+
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        for pattern in (f"{prefix}:chat:rate:*", f"{prefix}:chat:sockets:*"):
+            keys = list(client.scan_iter(match=pattern, count=1000))
+            if keys:
+                client.delete(*keys)
+    finally:
+        client.close()

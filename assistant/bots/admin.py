@@ -57,11 +57,11 @@ class HolidayInline(BotSettingsInline):
 @admin.register(Bot)
 class BotAdmin(BotScopedAdmin):
     form = BotForm
+    # The admin makes its form fields itself: an address typed without a scheme reads as https://.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
     search_fields = ["name", "slug", "site_url"]
     readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at"]
-    # An address typed without a scheme (shop.example/privacy) is read as https://.
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.models import Bot
@@ -42,6 +43,14 @@ class OriginsField(forms.CharField):
         return origins
 
 
+def _field(db_field: models.Field[Any, Any], **kwargs: Any) -> forms.Field | None:
+    """Form fields as Django makes them, except that an address typed without a scheme
+    («shop.example/privacy») reads as https:// (Django 6's default)."""
+    if isinstance(db_field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return db_field.formfield(**kwargs)
+
+
 class BotForm(forms.ModelForm):
     allowed_origins = OriginsField(
         label=_("разрешённые источники виджета"), required=False,
@@ -50,4 +59,5 @@ class BotForm(forms.ModelForm):
 
     class Meta:
         model = Bot
+        formfield_callback = _field
         fields = "__all__"  # noqa: DJ007 - the admin's fieldsets decide what is shown and edited

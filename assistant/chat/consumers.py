@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
@@ -34,13 +35,14 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from assistant.bots.models import Bot
 from assistant.chat import access, frames, leads, ratelimit, selectors, services
 from assistant.chat.events import conversation_group
-from assistant.chat.exceptions import ChatError, HelloRequired, RateLimited, ServerError
+from assistant.chat.exceptions import ChatError, HelloRequired, RateLimited, ServerError, TooManySockets
 from assistant.chat.models import Conversation, Message
 
 logger = logging.getLogger("spravka.chat")
 
 CLOSE_ORIGIN_REFUSED: Final = 4403
 CLOSE_UNKNOWN_BOT: Final = 4404
+CLOSE_TOO_MANY_SOCKETS: Final = 4429
 BUTTON_HANDOFF_REASON: Final = "button"
 
 
@@ -94,6 +96,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     ip: str | None = None
     group: str | None = None
     gone = False
+    counted = False  # this socket counts against its address's cap (CHAT_MAX_SOCKETS_IP)
+    socket_id = ""
 
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
@@ -158,6 +162,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", "Чат не разрешён на этом сайте.")
             return
         self.ip = access.client_ip(self.scope)
+        self.socket_id = uuid.uuid4().hex
+        if not await ratelimit.socket_open(ip=self.ip, socket_id=self.socket_id):
+            logger.warning("widget socket refused for bot %s: too many sockets from %s", self.bot.slug, self.ip)
+            error = TooManySockets()
+            await self._refuse(CLOSE_TOO_MANY_SOCKETS, error.code, error.message)
+            return
+        self.counted = True
 
     async def _member_at_home(self, origin: str | None) -> bool:
         """The owner's own pages on this server (the «try» page) may open the widget of a bot
@@ -175,6 +186,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         await self._leave_group()
+        if self.counted:
+            self.counted = False
+            await ratelimit.socket_closed(ip=self.ip, socket_id=self.socket_id)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.bot is None:  # refused in connect; frames racing the close are dropped
@@ -184,14 +198,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
             frame = frames.parse(text_data, bytes_data)
             await self._dispatch(frame)
         except ChatError as error:
-            await self._send(frames.error_frame(error, client_msg_id=_client_msg_id(frame)))
+            await self._send(frames.error_frame(error, client_msg_id=_client_msg_id(frame), cause=frame))
         except Exception:  # a bug or an outage: say so, keep the socket, keep the traceback
             logger.exception("widget frame failed for bot %s", self.bot.slug if self.bot else "?")
-            await self._send(frames.error_frame(ServerError(), client_msg_id=_client_msg_id(frame)))
+            await self._send(frames.error_frame(ServerError(), client_msg_id=_client_msg_id(frame), cause=frame))
 
     async def _dispatch(self, frame: frames.ClientFrame) -> None:
         if isinstance(frame, frames.Ping):
             await self._send({"type": "pong"})
+            await ratelimit.socket_seen(ip=self.ip, socket_id=self.socket_id)
         elif isinstance(frame, frames.Hello):
             await self._hello(frame)
         elif isinstance(frame, frames.SendMessage):
@@ -285,12 +300,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._send({"type": "state", "state": conversation.state})
 
     async def _lead(self, frame: frames.LeadFrame) -> None:
-        conversation = self._conversation()
-        limits = ratelimit.lead_limits(bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=self.ip)
-        retry_after = await ratelimit.hit(limits)
-        if retry_after is not None:
-            raise RateLimited(retry_after, what="leads")
-        lead, notes = await _db(leads.lead_submit)(conversation=conversation, form=frame.form)
+        lead, notes = await _db(leads.lead_submit)(conversation=self._conversation(), form=frame.form)
         await self._send({"type": "lead_saved", "lead_id": lead.pk})
         for message in notes:
             await self._send({"type": "message", "message": frames.message_json(message)})

@@ -65,14 +65,23 @@ class ServerError(ChatError):
 class RateLimited(ChatError):
     code = "rate_limited"
 
-    _WHAT = {"messages": "сообщений", "leads": "заявок"}
+    _WHAT = {
+        "messages": "сообщений", "leads": "заявок", "conversations": "новых разговоров",
+        "handoffs": "вызовов оператора", "ratings": "оценок",
+    }
 
     def __init__(self, retry_after: int, *, what: str = "messages") -> None:
         self.retry_after = max(1, int(retry_after))
+        self.what = what
         super().__init__(
             f"Слишком много {self._WHAT.get(what, 'сообщений')} подряд. "
             f"Подождите {self.retry_after} с и попробуйте снова."
         )
+
+
+class TooManySockets(ChatError):
+    code = "too_many_sockets"
+    default_message = "С этого адреса открыто слишком много окон чата. Закройте лишние вкладки и обновите страницу."
 
 
 class AlreadyTaken(ChatError):

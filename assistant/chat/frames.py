@@ -234,10 +234,19 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
     }
 
 
-def error_frame(error: ChatError, *, client_msg_id: str | None = None) -> dict[str, Any]:
+FRAME_TYPES: Final = {Hello: "hello", SendMessage: "message", Rate: "rate", Button: "button", Ping: "ping",
+                       LeadFrame: "lead"}
+
+
+def error_frame(
+    error: ChatError, *, client_msg_id: str | None = None, cause: ClientFrame | None = None
+) -> dict[str, Any]:
     """An error frame; one caused by a `message` frame names its client_msg_id, so the widget
-    knows which pending message to give back to the visitor."""
+    knows which pending message to give back to the visitor, and `frame` names the type of the
+    frame that was refused (when it could be read)."""
     frame: dict[str, Any] = {"type": "error", "code": error.code, "message": error.message}
+    if cause is not None:
+        frame["frame"] = FRAME_TYPES[type(cause)]
     if client_msg_id is not None:
         frame["client_msg_id"] = client_msg_id
     if isinstance(error, RateLimited):

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
-from assistant.chat import events, replies, services, webhooks
+from assistant.chat import events, ratelimit, replies, services, webhooks
 from assistant.chat.exceptions import ConversationClosed, InvalidField, LeadUnavailable
 from assistant.chat.frames import LeadForm
 from assistant.chat.models import Conversation, Lead, Message
@@ -81,6 +81,7 @@ def lead_submit(*, conversation: Conversation, form: LeadForm) -> tuple[Lead, li
     if not bot.handoff_enabled or not replies.lead_form_available(bot):
         raise LeadUnavailable()
     cleaned = _clean_form(form)
+    ratelimit.check("lead", bot_id=bot.pk, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         current = services.locked(conversation.pk)
         if current.state == Conversation.State.CLOSED:

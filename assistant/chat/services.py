@@ -33,7 +33,7 @@ from django.utils import timezone
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import events, frames, friction, pipeline, replies, selectors, webhooks
+from assistant.chat import events, frames, friction, pipeline, ratelimit, replies, selectors, webhooks
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
@@ -108,6 +108,8 @@ def conversation_open(
     page = clean_page_url(page_url)
     conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
     if conversation is None:
+        # A new conversation is a write a script could repeat with new visitor ids: count it.
+        ratelimit.check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
         try:
             with transaction.atomic():
                 conversation = Conversation.objects.create(bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page)
@@ -396,6 +398,7 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
     (escalation rule) brings an offer of a person, once per conversation, to the visitor's sockets."""
     if rating not in (-1, 0, 1):
         raise ValidationFailed("Оценка может быть только 1 или -1.", code="bad_frame")
+    ratelimit.check("rating", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         message = (
             Message.objects.select_for_update()
@@ -428,6 +431,7 @@ def conversation_handoff(*, conversation: Conversation, reason: str) -> list[Mes
     """Ask for an operator: waiting_operator plus a system note (returned; [] if already asked)."""
     if not conversation.bot.handoff_enabled:
         raise HandoffUnavailable(replies.handoff_disabled(conversation.bot))
+    ratelimit.check("handoff", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         current = _locked(conversation)
         produced = _handoff(current, reason[:200])

@@ -1021,7 +1021,14 @@ button{font:inherit;color:inherit;cursor:pointer}
       return;
     }
     if (f.code === "not_found") return; // rating a message the server no longer offers: nothing to say
-    if (f.client_msg_id || MESSAGE_ERRORS.indexOf(f.code) >= 0) onMessageError(f);
+    // Too many new conversations from this address: say hello again once the window has passed.
+    if (f.frame === "hello" && f.code === "rate_limited") {
+      setTimeout(() => { if (!state.welcomed) sendHello(); }, Math.max(Number(f.retry_after) || 1, 1) * 1000);
+      return showNotice(errorText(f), f.retry_after);
+    }
+    // Older servers name no frame: an unnamed error of a message's kind refuses the oldest message.
+    const forMessage = f.frame ? f.frame === "message" : MESSAGE_ERRORS.indexOf(f.code) >= 0;
+    if (f.client_msg_id || forMessage) onMessageError(f);
     if (f.code !== "closed") showNotice(errorText(f), f.retry_after);
   }
 
