@@ -3,8 +3,8 @@ the benchmarks use. See docs/search.md for the formula and how its constants wer
 
 One SQL statement gathers candidates from two retrievers (HNSW vector search; full text on the
 question's rarest words, misspellings read as the nearest word of the bot's lexicon) and returns
-the raw signals of every candidate (cosine, IDF-weighted word coverage, title trigram similarity);
-the fusion into one 0..1 score happens
+the raw signals of every candidate (cosine, IDF-weighted word coverage, trigram similarity of the
+title and of the deepest heading, so a FAQ chunk's own question counts); the fusion into one 0..1 score happens
 here in Python, where it can be read, documented and tested. What must stay true:
 
 - every query is scoped to one bot and to active entries (tenant isolation is tested);
@@ -80,6 +80,7 @@ class Signals:
     lexical: float
     trigram: float
     unknown: float = 0.0  # share of the question's IDF mass the bot's texts do not know (per query)
+    heading_path: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class SearchResult:
     kind: str
     score: float
     components: dict[str, float] = field(default_factory=dict)
+    heading_path: str = ""  # "Раздел / Вопрос": the headings the entry's text sits under
 
 
 def search_entries(
@@ -167,7 +169,7 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
     }
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
-        score=score, components=components,
+        score=score, components=components, heading_path=s.heading_path,
     )
 
 
@@ -251,8 +253,9 @@ SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
                                          WHEN v.sv @@ t.lexeme_q THEN t.credit ELSE 0.0 END)
                   FROM terms t, (SELECT e.search_vector || ''::tsvector AS sv OFFSET 0) AS v)
                 / q.idf_total, 0) AS lexical,
-       greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram,
-       q.unknown
+       greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s),
+                similarity(regexp_replace(e.heading_path, '^.* / ', ''), %(q)s)) AS trigram,
+       q.unknown, e.heading_path
 FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
 """  # noqa: S608
 
@@ -282,7 +285,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
         Signals(
             entry_id=row[0], kind=row[1], url=row[2], title=row[3], text=row[4], weight=row[5],
             review_needed=row[6], cosine=row[7], lexical=float(row[8]), trigram=float(row[9]),
-            unknown=float(row[10]),
+            unknown=float(row[10]), heading_path=row[11],
         )
         for row in rows
     ]

@@ -31,6 +31,10 @@ class Bot(models.Model):
     slug = models.SlugField(_("код"), max_length=64, unique=True)
     site_url = models.URLField(_("адрес сайта"), max_length=500, blank=True)
     language = models.CharField(_("язык"), max_length=2, choices=Language.choices, default=Language.RU)
+    answers_in_visitor_language = models.BooleanField(
+        _("отвечать на языке посетителя"), default=True,
+        help_text=_("Вопрос по-английски получает ответ по-английски, по-русски — по-русски."),
+    )
     timezone = models.CharField(_("часовой пояс"), max_length=64, default="Europe/Moscow")
     public_key = models.CharField(_("ключ виджета"), max_length=64, unique=True, default=new_public_key)
     allowed_origins = models.JSONField(
