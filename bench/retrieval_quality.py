@@ -31,6 +31,18 @@ MODELS = ("e5-small", "use-m3")
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def paraphrase_case(line: str, faq: dict[str, dict[str, Any]]) -> Any:
+    """A line of vkcloud_paraphrases.tsv: FAQ id, the paraphrase, and (optionally) more right pages
+    labelled by hand: another FAQ page asking the same, or the docs page on exactly that topic. The
+    FAQ page and the pages its answer links to are always right."""
+    from knowledge.evaluation import case_from_dict
+
+    key, question, *more = line.split("\t")
+    pair = faq[key]
+    urls = [pair["page_url"], *pair.get("linked_pages", []), *(more[0].split() if more else [])]
+    return case_from_dict({"question": question, "expected_urls": urls})
+
+
 def _lines(path: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 SETS = ("demo", "xquad", "vkcloud")
@@ -116,11 +128,7 @@ def load_sets(names: list[str]) -> dict[str, DataSet]:
         for f in faq
     ]
     by_id = {f["id"]: f for f in faq}
-    pairs = [line.split("\t", 1) for line in _lines(DATA / "vkcloud_paraphrases.tsv")]
-    paraphrases = [
-        case_from_dict({"question": q, "expected_urls": [by_id[key]["page_url"], *by_id[key].get("linked_pages", [])]})
-        for key, q in pairs
-    ]
+    paraphrases = [paraphrase_case(line, by_id) for line in _lines(DATA / "vkcloud_paraphrases.tsv")]
     out_of_scope = [
         case_from_dict({"question": q, "answerable": False}) for q in _lines(DATA / "vkcloud_out_of_scope.txt")
     ]

@@ -157,8 +157,8 @@ def _element_text(element: etree._Element) -> str:
         items = (clean_text("".join(item.itertext())) for item in element.iter("item"))
         return "\n".join(f"• {item}" for item in items if item)
     if element.tag == "table":
-        return table_text([[clean_text("".join(c.itertext())) for c in row.iter("cell")] for row in element.iter("row")],
-                          header=_has_header(element))
+        rows = [[clean_text("".join(c.itertext())) for c in row.iter("cell")] for row in element.iter("row")]
+        return table_text(rows, header=_has_header(element))
     return clean_text("".join(element.itertext()))
 
 
