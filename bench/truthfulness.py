@@ -69,7 +69,7 @@ def reword(sentence: str, rng: random.Random) -> str:
     """The same facts in other words."""
     text = re.sub(r"(\d+) 000 ₽", lambda m: f"{m.group(1)} тыс. рублей" if rng.random() < 0.5 else m.group(0), sentence)
     text = re.sub(r"₽", lambda m: rng.choice(["рублей", "руб.", "₽"]), text)
-    text = re.sub(r"(?<![\d.,:+()-])(\d{1,3})(?= (?:дн|дня|дней|месяц|минут|час|рабоч|процент|%|руб|₽|бонус|кг))",
+    text = re.sub(r"(?<![\d.,:+()-])(?<!\d )(\d{1,3})(?= (?:дн|дня|дней|месяц|минут|час|рабоч|процент|%|руб|₽|бонус|кг))",
                   lambda m: ru_words(int(m.group(1))) if rng.random() < 0.6 else m.group(0), text)
     text = re.sub(r"(\d+)%", lambda m: f"{m.group(1)} процентов" if rng.random() < 0.5 else m.group(0), text)
     text = re.sub(r"\b14 дней\b", lambda m: "две недели" if rng.random() < 0.5 else m.group(0), text)

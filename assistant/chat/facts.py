@@ -122,9 +122,11 @@ def facts_in(text: str) -> list[Fact]:
 
 # --- one spelling for both sides -------------------------------------------------------------------
 
-_AT = r"(?:\s*@\s*|\s*[(\[{<]\s*(?:собака|собачка|at)\s*[)\]}>]\s*|\s+(?:собака|собачка|at)\s+)"
-_WORD_DOT = r"(?:\s*[(\[{<]\s*(?:точка|dot)\s*[)\]}>]\s*|\s+(?:точка|dot)\s+)"
-_DOT = rf"(?:\s*\.\s*|{_WORD_DOT})"
+# Written-out addresses stay on one line, and a plain dot has no space around it: "ru.\n\n3.2." ends
+# an address, it does not continue it.
+_AT = r"(?:[ \t]*@[ \t]*|[ \t]*[(\[{<][ \t]*(?:собака|собачка|at)[ \t]*[)\]}>][ \t]*|[ \t]+(?:собака|собачка|at)[ \t]+)"
+_WORD_DOT = r"(?:[ \t]*[(\[{<][ \t]*(?:точка|dot)[ \t]*[)\]}>][ \t]*|[ \t]+(?:точка|dot)[ \t]+)"
+_DOT = rf"(?:\.|{_WORD_DOT})"
 _HIDDEN_EMAIL = re.compile(rf"(?<![\w.+-])([\w.+-]*\w){_AT}([\w-]+(?:{_DOT}[\w-]+)+)")
 _HIDDEN_DOMAIN = re.compile(rf"(?<![\w.-])([\w-]+){_WORD_DOT}([\w-]+)\b")
 _EN_COMPOUND = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-(one|two|three|four|five|six|"

@@ -206,3 +206,8 @@ def test_a_long_run_of_junk_is_read_piece_by_piece(junk, count):
     read as its pieces (and in linear time: quadratic backtracking took seconds before; the speed
     itself is not asserted here, a regression shows as a slow run)."""
     assert len(facts_in(junk * 10_000)) >= count
+
+
+def test_an_address_ends_where_its_line_ends():
+    text = "Пишите на uxlab@mcs.mail.ru.\n\n3.2. Настоящее соглашение действует бессрочно."
+    assert [f.key for f in facts_in(text) if f.code == "email"] == ["e:uxlab@mcs.mail.ru"]
