@@ -69,7 +69,8 @@ def reword(sentence: str, rng: random.Random) -> str:
     """The same facts in other words."""
     text = re.sub(r"(\d+) 000 ₽", lambda m: f"{m.group(1)} тыс. рублей" if rng.random() < 0.5 else m.group(0), sentence)
     text = re.sub(r"₽", lambda m: rng.choice(["рублей", "руб.", "₽"]), text)
-    text = re.sub(r"(?<![\d.,:+()-])(?<!\d )(\d{1,3})(?= (?:дн|дня|дней|месяц|минут|час|рабоч|процент|%|руб|₽|бонус|кг))",
+    unit = r"(?= (?:дн|дня|дней|месяц|минут|час|рабоч|процент|%|руб|₽|бонус|кг))"
+    text = re.sub(r"(?<![\d.,:+()-])(?<!\d )(\d{1,3})" + unit,
                   lambda m: ru_words(int(m.group(1))) if rng.random() < 0.6 else m.group(0), text)
     text = re.sub(r"(\d+)%", lambda m: f"{m.group(1)} процентов" if rng.random() < 0.5 else m.group(0), text)
     text = re.sub(r"\b14 дней\b", lambda m: "две недели" if rng.random() < 0.5 else m.group(0), text)
@@ -171,7 +172,7 @@ def hostile_rows(bots: dict[str, Any]) -> list[list[Any]]:
                         deltas: list[str] = []
                         reply = pipeline.answer(bot=bot, text=case["question"], history=[],
                                                 on_delta=deltas.append if stream else None)
-                        entry = Entry.objects.filter(pk=reply.source_entry_id).first()
+                        entry = Entry.objects.filter(pk=reply.source_entry_id or 0).first()
                         own = [bot.name, bot.site_url]
                         known = facts.Known.of([*own, *([f"{entry.title}: {entry.text}"] if entry else [])])
                         shown_ours += sum(len(facts.blocked(t, known)) for t in [reply.text, *deltas])

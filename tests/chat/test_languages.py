@@ -47,7 +47,8 @@ def test_canned_replies_take_the_language_and_say_keeps_its_old_form():
     bot = _bot()
     assert replies.say(bot, "no_answer") == "К сожалению, точного ответа у меня нет."
     assert replies.say(bot, "no_answer", language="en") == "Sorry, I do not have an exact answer to that."
-    assert replies.say(bot, "handoff_disabled", site=": x") == replies.TEXTS["ru"]["handoff_disabled"].format(site=": x")
+    expected = replies.TEXTS["ru"]["handoff_disabled"].format(site=": x")
+    assert replies.say(bot, "handoff_disabled", site=": x") == expected
 
 
 def test_an_english_question_to_a_russian_bot_gets_english_rules_replies():
@@ -62,7 +63,9 @@ def test_a_refusal_is_in_the_visitors_language(knowledge, shop, settings):
     english = pipeline.answer(bot=shop, text=UNKNOWN_EN, history=[])
     russian = pipeline.answer(bot=shop, text="Есть ли у вас вертолётная площадка на крыше?", history=[])
 
-    assert english.text == "Sorry, I do not have an exact answer to that. Shall I invite an operator? They will sort it out."
+    assert english.text == (
+        "Sorry, I do not have an exact answer to that. Shall I invite an operator? They will sort it out."
+    )
     assert english.buttons == [{"id": "operator", "label": "Call an operator"}]
     assert russian.text.startswith("К сожалению, точного ответа у меня нет.")
     assert russian.buttons == [{"id": "operator", "label": "Позвать оператора"}]

@@ -94,7 +94,7 @@ def source_index(fake_llm: Any, key: str) -> int:
 def unsupported_seen(bot: Bot, reply: Reply, deltas: list[str]) -> list[str]:
     """Facts a visitor could read (final text and every delta) that the reply's own source does not
     give: the linked entry for a reply with a link, the bot's name and site for one without."""
-    entry = Entry.objects.filter(pk=reply.source_entry_id).first()
+    entry = Entry.objects.filter(pk=reply.source_entry_id or 0).first()
     known = Known.of([bot.name, bot.site_url, *([f"{entry.title}: {entry.text}"] if entry else [])])
     return [fact.key for text in [reply.text, *deltas] for fact in blocked(text, known)]
 
