@@ -312,13 +312,40 @@ def _open(word: str) -> bool:
     )
 
 
+# Words that are facts by themselves (a month, a weekday, «бесплатно»): not held once whole (their
+# reading does not depend on the next word), but never shown half-typed before they are checked.
+_NAMED_STEMS: Final = (
+    "январ", "феврал", "март", "апрел", "мая", "май", "июн", "июл", "август", "сентябр", "октябр", "ноябр",
+    "декабр", "понедельник", "вторник", "сред", "четверг", "пятниц", "суббот", "воскресень", "бесплатн",
+    "круглосуточн", "january", "february", "march", "april", "june", "july", "august", "september", "october",
+    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+)
+
+
+@cache
+def _open_prefixes() -> frozenset[str]:
+    """Every beginning of a word that `_open` holds: a half-typed word that is none of these cannot
+    become one («Дост…» will not be a number word; «дв…» may)."""
+    whole = [*words.number_words(), *words.one_after_tens(), *_OPEN_WORDS, words.HALF_PREFIX, *_NAMED_STEMS]
+    return frozenset(word[:end] for word in whole for end in range(1, len(word) + 1))
+
+
+def _may_open(partial: str) -> bool:
+    bare = partial.lower().replace("ё", "е").lstrip(_EDGE)
+    return not bare or not bare.isalpha() or bare in _open_prefixes()
+
+
 def settled_length(text: str) -> int:
     """How many leading characters of a text that is still growing can be read for facts now: up to
     the end of a whole word that is not part of a fact in the making, nor right after one (the
-    word after «14» may be «дней» or «недель»; after «собака» an address may follow)."""
+    word after «14» may be «дней» or «недель»; after «собака» an address may follow). A word still
+    being typed counts when no way of finishing it makes it such a word (it is shown as it grows:
+    a fact is only ever made of whole words, each checked once it is complete)."""
     found = list(_WORD.finditer(text))
-    if text and not text[-1].isspace():
-        found = found[:-1]  # the last word may still grow
+    if text and not text[-1].isspace() and found:
+        partial = found.pop()  # the last word may still grow
+        if not _may_open(partial.group()) and (not found or not _open(found[-1].group())):
+            return len(text)
     for k in range(len(found) - 1, -1, -1):
         if not _open(found[k].group()) and (k == 0 or not _open(found[k - 1].group())):
             return found[k].end()
