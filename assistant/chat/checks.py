@@ -21,6 +21,7 @@ from assistant.chat import facts
 
 LEAK_CODE: Final = "prompt"
 SHINGLE: Final = 6  # words in a row that count as repeating the rules
+CONTEXT_WORDS: Final = 5  # words before a new piece of draft that may still join a fact with it
 _WORDS: Final = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -77,8 +78,19 @@ class DraftGate:
         end = len(text) if complete else facts.settled_length(text)
         if end <= self.shown:
             return self.shown
-        if not check(text[:end], self.known[source], self.secret).ok:
+        if not self._passes(text, end, self.known[source]):
             self.stopped = True
             return self.shown
         self.shown = end
         return end
+
+    def _passes(self, text: str, end: int, known: facts.Known) -> bool:
+        """The whole prefix is checked, unless nothing in the new words and the few before them
+        could make a fact (the common case: plain words): then only the rules-leak check runs.
+        The complete text is always checked whole."""
+        context = text.rfind(" ", 0, max(0, self.shown - 1))
+        for _ in range(CONTEXT_WORDS - 1):
+            context = text.rfind(" ", 0, max(0, context))
+        if end < len(text) and not facts.may_hold_fact(text[max(0, context):end]):
+            return not (self.secret & shingles(text[:end]))
+        return check(text[:end], known, self.secret).ok

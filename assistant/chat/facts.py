@@ -350,3 +350,20 @@ def settled_length(text: str) -> int:
         if not _open(found[k].group()) and (k == 0 or not _open(found[k - 1].group())):
             return found[k].end()
     return 0
+
+
+_TRIGGER_SYMBOLS: Final = frozenset("0123456789@./:%₽$€£¥₸")
+
+
+def may_hold_fact(text: str) -> bool:
+    """False only when no fact can be read in `text`: no digit, address sign, number word, unit,
+    currency, fact word or address word in it. A cheap test before the full reading."""
+    if _TRIGGER_SYMBOLS & set(text):
+        return True
+    for match in _WORD.finditer(text.lower().replace("ё", "е")):
+        bare = match.group().strip(_EDGE)
+        if (bare in words.number_words() or bare in words.unit_only_words() or bare in words.UNITS
+                or bare in words.CURRENCIES or bare in _OPEN_WORDS or bare.startswith(words.HALF_PREFIX)
+                or bare.startswith(_NAMED_STEMS) or bare in {"free", "half"}):
+            return True
+    return False
