@@ -4,8 +4,9 @@ the benchmarks use. See docs/search.md for the formula and how its constants wer
 One SQL statement gathers candidates from two retrievers (HNSW vector search; full text on the
 question's rarest words, misspellings read as the nearest word of the bot's lexicon) and returns
 the raw signals of every candidate (cosine, IDF-weighted word coverage, trigram similarity of the
-title and of the deepest heading, so a FAQ chunk's own question counts); the fusion into one 0..1 score happens
-here in Python, where it can be read, documented and tested. What must stay true:
+title and of the deepest heading when it is a question: a FAQ chunk's own question); the fusion into
+one 0..1 score happens here in Python, where it can be read, documented and tested. What must stay
+true:
 
 - every query is scoped to one bot and to active entries (tenant isolation is tested);
 - the vector retriever uses the same cast and predicate as the partial HNSW index of its model
@@ -81,7 +82,7 @@ class Signals:
     trigram: float
     unknown: float = 0.0  # share of the question's IDF mass the bot's texts do not know (per query)
     heading_path: str = ""
-    heading: float = 0.0  # trigram similarity of the deepest heading (a FAQ chunk's own question)
+    heading: float = 0.0  # trigram similarity of the deepest heading when it is a question (a FAQ chunk's)
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,8 @@ SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
                 / q.idf_total, 0) AS lexical,
        greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram,
        q.unknown, e.heading_path,
-       similarity(regexp_replace(e.heading_path, '^.* / ', ''), %(q)s) AS heading
+       CASE WHEN e.heading_path LIKE '%%?' THEN similarity(regexp_replace(e.heading_path, '^.* / ', ''), %(q)s)
+            ELSE 0 END AS heading
 FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
 """  # noqa: S608
 
