@@ -62,7 +62,7 @@ BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
 # Thresholds calibrated on demo/cases.jsonl with the default model (bench/retrieval_quality.py,
 # docs/search.md): below MATCH the assistant says it has no exact answer; below CONFIDENCE an
 # answer goes to the review queue. Bot.match_threshold / confidence_threshold should default to these.
-RECOMMENDED_MATCH = 0.495
+RECOMMENDED_MATCH = 0.485
 RECOMMENDED_CONFIDENCE = 0.67
 
 

@@ -19,6 +19,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='bot',
             name='match_threshold',
-            field=models.FloatField(default=0.495, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)], verbose_name='порог совпадения'),
+            field=models.FloatField(default=0.485, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)], verbose_name='порог совпадения'),
         ),
     ]
