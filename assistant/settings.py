@@ -44,6 +44,8 @@ INSTALLED_APPS = [
     "knowledge",
     "assistant.llm",
     "assistant.chat",
+    "review",
+    "feedback",
 ]
 
 MIDDLEWARE = [
@@ -244,3 +246,17 @@ CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
 CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
 # A person waits on a chat answer: a model slower than this (seconds) gives way to retrieval-only.
 CHAT_LLM_TIMEOUT = env_float("CHAT_LLM_TIMEOUT", 8.0)
+
+# --- Feedback layer: review queue, Gaps, digest (review/, feedback/) ---
+from celery.schedules import crontab  # noqa: E402
+
+CELERY_BEAT_SCHEDULE |= {
+    "review-sweep": {"task": "review.tasks.review_sweep_all", "schedule": 600.0},
+    "gaps-refresh": {"task": "feedback.tasks.gaps_refresh_all", "schedule": 300.0},
+    "outcomes-refresh": {"task": "feedback.tasks.outcomes_refresh_all", "schedule": 1800.0},
+    # Monday morning, Moscow time (TIME_ZONE): last week's figures for every owner.
+    "weekly-digest": {"task": "feedback.tasks.send_digests", "schedule": crontab(hour=9, minute=0, day_of_week=1)},
+}
+CELERY_TIMEZONE = TIME_ZONE
+# A conversation without a new message for this long has ended as far as its outcome goes (minutes).
+FEEDBACK_IDLE_MINUTES = env_int("FEEDBACK_IDLE_MINUTES", 30)

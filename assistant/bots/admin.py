@@ -29,6 +29,7 @@ class BotAdmin(BotScopedAdmin):
         (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),
         (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
         (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
+        (_("Проверка ответов"), {"fields": ["review_by_operators"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:

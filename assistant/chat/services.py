@@ -25,7 +25,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from assistant.bots.models import Bot
-from assistant.chat import friction, pipeline, replies, selectors
+from assistant.chat import friction, pipeline, replies, selectors, signals
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
@@ -108,6 +108,7 @@ def _mark_friction(conversation: Conversation, text: str) -> bool:
     if last_answer is not None and not last_answer.flag("friction"):
         last_answer.flags = {**(last_answer.flags or {}), "friction": True}
         last_answer.save(update_fields=["flags"])
+        signals.flagged_on_commit(last_answer)
     return True
 
 
@@ -183,6 +184,7 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
         text=replies.say(conversation.bot, "handoff_system"), flags={"escalation": True},
         llm_meta={"handoff_reason": reason},
     )
+    signals.flagged_on_commit(note)
     return [note]
 
 
@@ -202,6 +204,8 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
                 )
         except IntegrityError:
             return [Message.objects.get(reply_to=visitor_message, role=Role.BOT)]
+        if message.flags:
+            signals.flagged_on_commit(message)
         visitor_message.intent = reply.intent[:32]  # what the rules made of the question, for analytics
         visitor_message.save(update_fields=["intent"])
         produced = [message]
@@ -273,6 +277,7 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
         message.rating = rating
         if rating < 0:
             message.flags = {**(message.flags or {}), "friction": True}
+            signals.flagged_on_commit(message)
         message.save(update_fields=["rating", "flags"])
     return message
 
