@@ -107,7 +107,9 @@ class Correction(models.Model):
     )
     created_at = models.DateTimeField(_("создана"), auto_now_add=True)
     undone_at = models.DateTimeField(_("отменена в"), null=True, blank=True)
-    culprits = models.ManyToManyField(Entry, through="CorrectionCulprit", related_name="+", verbose_name=_("виновники"))
+    culprits: models.ManyToManyField[Entry, CorrectionCulprit] = models.ManyToManyField(
+        Entry, through="CorrectionCulprit", related_name="+", verbose_name=_("виновники")
+    )
     history = HistoricalRecords(m2m_fields=[])
 
     class Meta:

@@ -131,3 +131,21 @@ def card(item: ReviewItem) -> dict[str, Any]:
         "decision_label": str(ReviewItem.Decision(item.decision).label) if item.decision else "",
         "corrected_text": item.corrected_text,
     }
+
+
+def labels_by_week(*, bot: Bot, since: datetime) -> dict[date, tuple[int, int]]:
+    """Every decision is a label (seed 000): week of the answer -> (decided, «Всё верно»)."""
+    from django.db.models import Count
+    from django.db.models.functions import TruncWeek
+
+    rows = (
+        ReviewItem.objects.filter(bot=bot, status=ReviewItem.Status.DECIDED, answered_at__gte=since)
+        .annotate(week=TruncWeek("answered_at")).values_list("week")
+        .annotate(n=Count("id"), right=Count("id", filter=Q(decision=ReviewItem.Decision.CORRECT)))
+        .values_list("week", "n", "right")
+    )
+    return {timezone.localtime(week).date(): (n, right) for week, n, right in rows}
+
+
+def pending_count(*, bot: Bot) -> int:
+    return ReviewItem.objects.filter(bot=bot, status=ReviewItem.Status.PENDING).count()

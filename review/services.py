@@ -127,7 +127,7 @@ def review_item_decide(
     with transaction.atomic():
         item = _locked_item(item_id, bot_ids)
         if item.status != ReviewItem.Status.PENDING:
-            raise AlreadyDecided(Decision(item.decision).label if item.decision else "")
+            raise AlreadyDecided(str(Decision(item.decision).label) if item.decision else "")
         if decision != Decision.CORRECT:
             correction = correction_apply(
                 bot=item.bot, question=item.question or item.answer[:200], answer=answer,
