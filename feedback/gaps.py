@@ -115,10 +115,11 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
         gaps = gaps.filter(bot_id=bot_id)
     rows = list(gaps.order_by("-count", "-last_seen")[:limit])
     ids = [g.pk for g in rows]
+    titles = {g.pk: g.title for g in rows}
     examples: dict[int, list[str]] = {}
     for gap_id, text in GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "text"):
         bucket = examples.setdefault(gap_id, [])
-        if len(bucket) < 3 and text not in bucket:
+        if len(bucket) < 3 and text not in bucket and text != titles[gap_id]:
             bucket.append(text)
     weeks = week_starts(TREND_WEEKS)
     counts: dict[tuple[int, Any], int] = {}

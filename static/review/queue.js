@@ -156,32 +156,38 @@
     }
   }
 
+  let seq = 0; // navigation counter: a late answer for an item the owner already left is dropped
+
   async function load(id) {
+    const mine = ++seq;
     const response = await fetch(url("card", id), { credentials: "same-origin" });
     const data = await response.json();
+    if (mine !== seq) return;
     if (!data.ok) { showError(data.error); return; }
     current = data.item; preloaded = data.next; total = data.total; previousId = data.previous_id;
     render();
   }
 
-  async function next() {
-    if (!current || busy) return;
-    if (!preloaded) return;
+  function next() {
+    if (!current || busy || !preloaded) return;
     previousId = current.id;
     current = preloaded;
     render();
-    busy = true;
-    try { await load(current.id); } catch (e) { showError(T.network); } finally { busy = false; }
+    // Refresh the shown item's place and preload the one after it.
+    load(current.id).catch(() => showError(T.network));
   }
 
-  async function previous() {
+  function previous() {
     if (!current || busy) return;
-    busy = true;
-    try {
-      const response = await fetch(url("card", current.id), { credentials: "same-origin" });
-      const data = await response.json();
-      if (data.ok && data.previous_id) await load(data.previous_id);
-    } catch (e) { showError(T.network); } finally { busy = false; }
+    if (previousId) {
+      load(previousId).catch(() => showError(T.network));
+      return;
+    }
+    const mine = ++seq;
+    fetch(url("card", current.id), { credentials: "same-origin" })
+      .then((response) => response.json())
+      .then((data) => { if (mine === seq && data.ok && data.previous_id) return load(data.previous_id); })
+      .catch(() => showError(T.network));
   }
 
   document.querySelectorAll("#rq-buttons [data-decision]").forEach((button) => {
