@@ -10,6 +10,7 @@ from typing import Final
 from django.db.models import Count, OuterRef, Q, Subquery
 
 from assistant.bots.models import Bot
+from assistant.chat.friction import is_complaint
 from assistant.chat.models import Conversation, Message
 
 RESUME_LAST: Final = 50
@@ -123,9 +124,10 @@ def review_target(message_id: int) -> ReviewTarget | None:
     if answer is None or answer.role != Message.Role.BOT:
         return None
     reasons = answer_reasons(answer) | ({"escalation"} if escalation else set())
-    if not reasons:
-        return None
     question = answer.reply_to.text if answer.reply_to else ""
+    # The answer to «нет, не то» is not reviewed on its own: the complaint flagged the answer before it.
+    if not reasons or (not escalation and is_complaint(question)):
+        return None
     return ReviewTarget(answer=answer, question=question, reasons=frozenset(reasons))
 
 
@@ -187,7 +189,7 @@ def gap_questions_after(*, bot: Bot, after_id: int, limit: int = 500) -> list[Ga
         if trigger.role == Message.Role.BOT and is_canned(trigger):
             continue
         question = trigger.reply_to if trigger.role == Message.Role.BOT else _question_before(trigger)
-        if question is None or question.intent in _NOT_QUESTIONS:
+        if question is None or question.intent in _NOT_QUESTIONS or is_complaint(question.text):
             continue
         reason = (
             "handoff" if trigger.role == Message.Role.SYSTEM
