@@ -158,7 +158,7 @@ def correction_memory(chosen: list[dict[str, Any]], others: list[dict[str, Any]]
         search_entries(bot, row["question"], k=1)[0].entry_id == corrections[row["id"]].entry_id for row in chosen
     ) / len(chosen)
     others_after = hit_at(bot, others, 3)
-    after_scores = [(s, score_of(bot, q, c)) for q, c, s in culprit_scores]
+    after_scores = [(s or 0.0, score_of(bot, q, c)) for q, c, s in culprit_scores]
     dropped = sum(1 for before, after in after_scores if after is None or after < before)
     drops = [before - (after or 0.0) for before, after in after_scores]
     for correction in corrections.values():

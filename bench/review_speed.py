@@ -60,6 +60,10 @@ def load_queue(bot: Any, n: int) -> list[int]:
                     answered_at=now - common_timedelta(n - i)) for i, a in enumerate(answers)],
         batch_size=2000,
     )
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # what autovacuum does soon after a bulk load
+        cursor.execute("ANALYZE review_reviewitem; ANALYZE chat_message; ANALYZE chat_conversation")
     return ids
 
 

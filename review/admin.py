@@ -77,7 +77,7 @@ class ReviewItemAdmin(ReviewScopedAdmin):
         first = selectors.next_item(items, None)
         second = selectors.next_item(items, first) if first else None
         unfiltered = selectors.queue(bot_ids, selectors.QueueFilter(bot_id=flt.bot_id, status=flt.status))
-        reason_counts = {code: unfiltered.filter(reasons__contains=[code]).count() for code in ReviewItem.Reason.values}
+        reason_counts = selectors.reason_counts(unfiltered)
         state = {
             "current": self._card(items, first), "next": self._card(items, second),
             "total": items.count(), "filter": flt.as_query(), "urls": self._urls(),

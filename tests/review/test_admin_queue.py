@@ -109,7 +109,9 @@ def test_undo_puts_the_item_back(client, owner, items):
 def test_the_public_answer_page_escapes_and_hides_undone_answers(client, shop, knowledge):
     from review.services import correction_apply
 
-    correction = correction_apply(bot=shop, question="<b>Вопрос</b>?", answer="<script>x()</script> ответ", culprit_ids=[])
+    correction = correction_apply(
+        bot=shop, question="<b>Вопрос</b>?", answer="<script>x()</script> ответ", culprit_ids=[]
+    )
     path = correction.entry.url.split("127.0.0.1:8000", 1)[-1]
     page = client.get(path)
     assert page.status_code == 200 and "&lt;script&gt;" in page.content.decode()
