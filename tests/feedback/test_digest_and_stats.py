@@ -3,7 +3,7 @@ task on a real worker; outcomes and the charts page."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from io import StringIO
 
 import pytest
@@ -24,7 +24,7 @@ def _last_week(shop):
     from feedback.models import GapQuestion
 
     start, _end = digest_period()
-    moment = timezone.make_aware(timezone.datetime.combine(start, timezone.datetime.min.time())) + timedelta(days=2)
+    moment = datetime.combine(start, time.min, timezone.get_current_timezone()) + timedelta(days=2)
     Conversation.objects.filter(bot=shop).update(created_at=moment, updated_at=moment)
     Message.objects.filter(bot=shop).update(created_at=moment)
     GapQuestion.objects.filter(bot=shop).update(asked_at=moment)
@@ -89,7 +89,7 @@ def test_the_weekly_task_sends_once_on_a_real_worker(smtp_server, celery_worker_
     (mail,) = smtp_server.wait_for(1)
     assert "Тихий магазин" in mail["Subject"] and "разговоров не было" in mail.get_body(("plain",)).get_content()
     send_digests.delay()  # the same week again: logged once, not sent twice
-    import time
+    import time as clock
 
-    time.sleep(2)
+    clock.sleep(2)
     assert len(smtp_server.messages) == 1

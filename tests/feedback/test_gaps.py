@@ -36,7 +36,7 @@ def test_answering_a_gap_closes_it_and_later_questions_get_the_answer(shop, know
     gap = Gap.objects.get(bot=shop)
     gap_answer(gap=gap, answer="Вертолётной площадки у нас нет, приезжайте на машине.", user=owner)
     gap.refresh_from_db()
-    assert gap.status == "answered" and gap.entry.kind == "qa"
+    assert gap.status == "answered" and gap.entry is not None and gap.entry.kind == "qa"
     _message, reply = ask(shop, "Есть у вас площадка для вертолёта?", visitor="later")
     assert reply.source_entry_id == gap.entry_id
 
