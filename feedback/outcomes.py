@@ -23,7 +23,7 @@ Kind = Outcome.Kind
 
 def outcome_of(facts: chat_selectors.ConversationFacts) -> str | None:
     """One conversation's outcome, the most telling first; None when the bot never answered."""
-    if facts.outcome == "lead":
+    if facts.lead or facts.outcome == "lead":
         return Kind.LEAD
     if facts.operator_messages and facts.state == "closed":
         return Kind.OPERATOR_CLOSED

@@ -13,8 +13,8 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('bots', '0003_review_by_operators'),
-        ('chat', '0002_verbose_names'),
+        ('bots', '0004_review_by_operators'),
+        ('chat', '0003_operators'),
         ('knowledge', '0006_hnsw_half_precision'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
