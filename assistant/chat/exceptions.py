@@ -84,6 +84,33 @@ class ServerError(ChatError):
 class RateLimited(ChatError):
     code = key = "rate_limited"
 
-    def __init__(self, retry_after: int) -> None:
+    def __init__(self, retry_after: int, *, what: str = "messages") -> None:
         self.retry_after = max(1, int(retry_after))
+        if what == "leads":
+            self.key = "rate_limited_leads"
         super().__init__(seconds=self.retry_after)
+
+
+class AlreadyTaken(ChatError):
+    """Another operator holds the conversation (the operator protocol's `already_taken`)."""
+
+    code = key = "already_taken"
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        super().__init__(holder=holder)
+
+
+class InvalidField(ChatError):
+    """A form field (the visitor's contact form) is missing or wrong; `field` names it. The message
+    is made for the field by the caller (shown as is)."""
+
+    code = key = "invalid_field"
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message, field=field)
+
+
+class LeadUnavailable(ChatError):
+    code = key = "lead_unavailable"

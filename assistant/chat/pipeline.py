@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
+from assistant.behavior import hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
 from assistant.chat import checks, excerpts, prompt, replies
@@ -212,10 +213,16 @@ def _rule_reply(bot: Bot, intent: str, language: str) -> Reply | None:
     if intent == "whoami":
         return _canned(intent, replies.whoami(bot, language=language))
     if intent == "operator":
-        if bot.handoff_enabled:
+        if not bot.handoff_enabled:
+            return _canned(intent, replies.handoff_disabled(bot, language=language), escalation=True)
+        if hours.operators_available(bot):
             text = replies.say(bot, "handoff", language=language)
             return _canned(intent, text, escalation=True, state=STATE_WAITING_OPERATOR)
-        return _canned(intent, replies.handoff_disabled(bot, language=language), escalation=True)
+        # Outside the operators' hours nobody would come: say when they work, offer the contact form.
+        schedule = hours.schedule_text(bot, language)
+        reply = _canned(intent, replies.out_of_hours(bot, schedule, language=language), escalation=True)
+        reply.buttons = replies.handoff_buttons(bot, operators_available=False, language=language)
+        return reply
     if intent in {"order", "greeting", "thanks"}:
         return _canned(intent, replies.say(bot, intent, language=language))
     return None
@@ -293,9 +300,12 @@ def _excerpt_reply(
 def _no_answer(bot: Bot, intent: str, found: Found, language: str) -> Reply:
     reply = _reply(bot, intent, found, text=replies.say(bot, "no_answer", language=language))
     reply.flags["unanswered"] = True
-    if bot.handoff_enabled:
-        reply.text += replies.say(bot, "no_answer_handoff", language=language)
-        reply.buttons = [replies.operator_button(bot, language=language)]
+    reply.buttons = replies.handoff_buttons(
+        bot, operators_available=hours.operators_available(bot), language=language
+    )
+    if reply.buttons:
+        lead = reply.buttons[0]["id"] == replies.LEAD_BUTTON_ID
+        reply.text += replies.say(bot, "no_answer_lead" if lead else "no_answer_handoff", language=language)
     return reply
 
 

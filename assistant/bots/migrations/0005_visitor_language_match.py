@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bots', '0002_calibrated_thresholds'),
+        ('bots', '0004_review_by_operators'),
     ]
 
     operations = [
