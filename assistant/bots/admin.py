@@ -64,7 +64,7 @@ class BotAdmin(BotScopedAdmin):
     readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at"]
     inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),
+        (None, {"fields": ["name", "slug", "site_url", "language", "answers_in_visitor_language", "timezone"]}),
         (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
         (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
         (_("Операторы"), {"fields": [
@@ -74,6 +74,7 @@ class BotAdmin(BotScopedAdmin):
             "escalate_on_thumbs_down", "escalate_on_complaint", "escalate_on_rephrase", "escalate_on_no_answers",
         ]}),
         (_("Уведомления (webhook)"), {"fields": ["webhook_url", "webhook_secret"]}),
+        (_("Проверка ответов"), {"fields": ["review_by_operators"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:

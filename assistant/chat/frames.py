@@ -77,7 +77,7 @@ ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame
 def field_str(data: dict[str, Any], name: str, *, max_chars: int | None = None) -> str:
     value = data.get(name)
     if not isinstance(value, str) or (max_chars is not None and not 0 < len(value) <= max_chars):
-        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» отсутствует или неверное.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -86,7 +86,7 @@ def field_id(data: dict[str, Any], name: str) -> str:
     control characters or lone surrogates (which PostgreSQL cannot store)."""
     value = field_str(data, name, max_chars=MAX_ID_CHARS)
     if NOT_AN_ID.search(value):
-        raise BadFrame(f"Не удалось разобрать сообщение: в поле «{name}» недопустимые символы.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -96,7 +96,7 @@ def field_int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int
     if value is None and nullable:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
-        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» должно быть числом.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -105,7 +105,7 @@ def _optional_str(data: dict[str, Any], name: str, *, max_chars: int) -> str:
     if value is None:
         return ""
     if not isinstance(value, str) or len(value) > max_chars:
-        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» неверное.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -162,7 +162,7 @@ def load_object(text_data: str | None, bytes_data: bytes | None) -> dict[str, An
     if text_data is None:
         raise BadFrame("Чат принимает только текстовые сообщения (JSON).")
     if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
-        raise FrameTooLarge(f"Сообщение слишком большое: не больше {settings.CHAT_MAX_FRAME_BYTES // 1024} КБ.")
+        raise FrameTooLarge(kb=settings.CHAT_MAX_FRAME_BYTES // 1024)
     try:
         data = json.loads(text_data)
     except ValueError as exc:
@@ -239,12 +239,12 @@ FRAME_TYPES: Final = {Hello: "hello", SendMessage: "message", Rate: "rate", Butt
 
 
 def error_frame(
-    error: ChatError, *, client_msg_id: str | None = None, cause: ClientFrame | None = None
+    error: ChatError, *, client_msg_id: str | None = None, cause: ClientFrame | None = None, language: str = "ru"
 ) -> dict[str, Any]:
-    """An error frame; one caused by a `message` frame names its client_msg_id, so the widget
-    knows which pending message to give back to the visitor, and `frame` names the type of the
-    frame that was refused (when it could be read)."""
-    frame: dict[str, Any] = {"type": "error", "code": error.code, "message": error.message}
+    """An error frame, its message in `language` (the bot's); one caused by a `message` frame names
+    its client_msg_id, so the widget knows which pending message to give back to the visitor, and
+    `frame` names the type of the frame that was refused (when it could be read)."""
+    frame: dict[str, Any] = {"type": "error", "code": error.code, "message": error.message_in(language)}
     if cause is not None:
         frame["frame"] = FRAME_TYPES[type(cause)]
     if client_msg_id is not None:

@@ -33,7 +33,7 @@ from django.utils import timezone
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import events, frames, friction, pipeline, ratelimit, replies, selectors, webhooks
+from assistant.chat import events, frames, friction, pipeline, ratelimit, replies, selectors, signals, webhooks
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
@@ -70,11 +70,9 @@ def clean_text(text: str) -> str:
     """A visitor's text as stored: no control characters, Unix newlines, trimmed, 1..MAX_TEXT chars."""
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).replace("\t", " ").strip()
     if not text:
-        raise ValidationFailed("Напишите, пожалуйста, вопрос: сообщение пустое.", code="empty")
+        raise ValidationFailed(code="empty")
     if len(text) > MAX_TEXT:
-        raise ValidationFailed(
-            f"Сообщение слишком длинное: не больше {MAX_TEXT} знаков. Сократите его, пожалуйста.", code="too_long"
-        )
+        raise ValidationFailed(code="too_long", limit=MAX_TEXT)
     return text
 
 
@@ -163,6 +161,7 @@ def _friction_flags(conversation: Conversation, text: str) -> dict[str, bool]:
     if last_answer is not None and not last_answer.flag("friction"):
         last_answer.flags = {**(last_answer.flags or {}), "friction": True}
         last_answer.save(update_fields=["flags"])
+        signals.flagged_on_commit(last_answer)
     return {"friction": True, **flags}
 
 
@@ -267,6 +266,7 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
     conversation.alerted_at = conversation.lead_offered_at = None
     conversation.save(update_fields=["state", "waiting_since", "alerted_at", "lead_offered_at", "updated_at"])
     note = system_note(conversation, "handoff_system", meta={"handoff_reason": reason}, flags={"escalation": True})
+    signals.flagged_on_commit(note)
     events.publish(conversation, messages=[note], state_changed=True)
     webhooks.webhook_emit(bot=bot, event=webhooks.HANDOFF_WAITING, conversation=conversation)
     return [note]
@@ -317,6 +317,8 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
                 )
         except IntegrityError:
             return [Message.objects.get(reply_to=visitor_message, role=Role.BOT)]
+        if message.flags:
+            signals.flagged_on_commit(message)
         visitor_message.intent = reply.intent[:32]  # what the rules made of the question, for analytics
         visitor_message.save(update_fields=["intent"])
         produced = [message]
@@ -410,6 +412,7 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
         message.rating = rating
         if rating < 0:
             message.flags = {**(message.flags or {}), "friction": True}
+            signals.flagged_on_commit(message)
         message.save(update_fields=["rating", "flags"])
         if rating < 0:
             _offer_after_rating(conversation, message, rating)
