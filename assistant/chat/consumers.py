@@ -35,7 +35,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from assistant.bots.models import Bot
 from assistant.chat import access, frames, leads, ratelimit, replies, selectors, services
 from assistant.chat.events import conversation_group
-from assistant.chat.exceptions import ChatError, HelloRequired, RateLimited, ServerError, TooManySockets
+from assistant.chat.exceptions import ChatError, HelloRequired, ServerError, TooManySockets
 from assistant.chat.models import Conversation, Message
 
 logger = logging.getLogger("spravka.chat")
@@ -246,37 +246,35 @@ class ChatConsumer(AsyncWebsocketConsumer):
         })
 
     async def _message(self, frame: frames.SendMessage) -> None:
+        """One thread hop for a turn the rules answer (stored with the question in one
+        transaction); a second one for the chain when retrieval or a model must answer."""
         conversation = self._conversation()
-        existing = await _db(selectors.message_by_client_id)(
-            conversation=conversation, client_msg_id=frame.client_msg_id
-        )
-        if existing is None:  # a resend is not a new message: it never counts against the limit
-            await self._check_rate(conversation)
-        visitor, _created = await _db(services.message_accept)(
-            conversation=conversation, text=frame.text, client_msg_id=frame.client_msg_id
-        )
-        await self._send({"type": "ack", "client_msg_id": frame.client_msg_id, "message": frames.message_json(visitor)})
-        if visitor.flag("to_operator"):
-            return
         state_before = conversation.state
+        taken = await _db(services.message_take)(
+            conversation=conversation, text=frame.text, client_msg_id=frame.client_msg_id, count=True
+        )
+        visitor = taken.message
+        await self._send({"type": "ack", "client_msg_id": frame.client_msg_id, "message": frames.message_json(visitor)})
+        if visitor.flag("to_operator"):  # the bot is silent: at most a note that a person is coming
+            notes = taken.produced
+            if notes is None:
+                notes = await _db(services.message_answer)(visitor_message=visitor)
+            for message in notes:
+                await self._send({"type": "message", "message": frames.message_json(message)})
+            return
         await self._send({"type": "typing", "on": True})
         try:
-            produced = await _db(services.message_answer)(
-                visitor_message=visitor, on_delta=self._delta_sink(frame.client_msg_id)
-            )
+            produced = taken.produced
+            if produced is None:
+                produced = await _db(services.message_answer)(
+                    visitor_message=visitor, on_delta=self._delta_sink(frame.client_msg_id), just_stored=taken.created
+                )
             for message in produced:
                 await self._send({"type": "message", "message": frames.message_json(message)})
         finally:
             await self._send({"type": "typing", "on": False})
         if conversation.state != state_before:
             await self._send({"type": "state", "state": conversation.state})
-
-    async def _check_rate(self, conversation: Conversation) -> None:
-        limits = ratelimit.message_limits(bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=self.ip)
-        retry_after = await ratelimit.hit(limits)
-        if retry_after is not None:
-            logger.info("rate limited: bot %s visitor %s ip %s", conversation.bot_id, conversation.visitor_id, self.ip)
-            raise RateLimited(retry_after)
 
     def _delta_sink(self, client_msg_id: str) -> Callable[[str], None]:
         """Runs in the chain's worker thread: each call waits until the frame is handed to the

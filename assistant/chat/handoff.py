@@ -22,8 +22,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from assistant.chat import events, frames, services, webhooks
-from assistant.chat.exceptions import AlreadyTaken, ConversationClosed, ValidationFailed
+from assistant.chat import events, frames, services, webhooks, writes
+from assistant.chat.exceptions import AlreadyTaken, ConversationClosed
 from assistant.chat.models import Conversation, Message
 
 State = Conversation.State
@@ -65,8 +65,7 @@ def conversation_take(*, conversation_id: int, operator: Any) -> Conversation:
 def operator_message_send(*, conversation_id: int, operator: Any, text: str, client_msg_id: str) -> Message:
     """Store an operator's message once and deliver it to the visitor (after commit)."""
     text = services.clean_text(text)
-    if not 0 < len(client_msg_id) <= services.MAX_CLIENT_MSG_ID or frames.NOT_AN_ID.search(client_msg_id):
-        raise ValidationFailed("Неверный идентификатор сообщения.", code="bad_frame")
+    writes.check_client_msg_id(client_msg_id)
     existing = Message.objects.filter(conversation_id=conversation_id, client_msg_id=client_msg_id).first()
     if existing is not None:
         return existing

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
 from assistant.behavior import hours
-from assistant.behavior.intents import classify
+from assistant.behavior.intents import Intent, classify
 from assistant.bots.models import Bot
 from assistant.chat import checks, excerpts, prompt, replies
 from assistant.llm import journal
@@ -150,14 +150,33 @@ def answer(
     return reply
 
 
+def answer_by_rules(*, bot: Bot, text: str) -> tuple[str, Reply | None]:
+    """What the rules make of `text` (the intent), and their reply when they decide it alone (a
+    greeting, thanks, «вы бот?», a request for a person), exactly as `answer` would give it; None
+    when retrieval must run. Reads no rows but the operators' hours (for a request for a person),
+    so services can store it in the same transaction as the question."""
+    started = time.perf_counter()
+    turn = Turn(bot=bot, history=[], language=replies.reply_language(bot, text))
+    intent, ruled = _rules(turn, text)
+    if ruled is not None:
+        ruled.timings = {**turn.timings, "total": _ms(started)}
+    return intent.name, ruled
+
+
+def _rules(turn: Turn, text: str) -> tuple[Intent, Reply | None]:
+    """Step 1 of the chain: what the rules make of `text`, and their reply when that is final."""
+    with turn.timed("rules"):
+        intent = classify(text)
+    ruled = _rule_reply(turn.bot, intent.name, turn.language)
+    return intent, (_finish(turn, ruled, {"route": "rules"}) if ruled is not None else None)
+
+
 def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     """Seed 004's chain, top to bottom. `retry` allows the one typo retry (never a third pass)."""
     bot, language = turn.bot, turn.language
-    with turn.timed("rules"):
-        intent = classify(text)
-    ruled = _rule_reply(bot, intent.name, language)
+    intent, ruled = _rules(turn, text)
     if ruled is not None:
-        return _finish(turn, ruled, {"route": "rules"})
+        return ruled
     if intent.name not in _SEARCH_INTENTS:  # a new rule the chain does not know yet
         logger.warning("intent %s has no branch in the chain; treated as a question", intent.name)
     found = _search(turn, intent.rest or text)

@@ -65,6 +65,23 @@ def history_before(message: Message, limit: int = HISTORY_MESSAGES) -> list[tupl
     return [(role, text) for role, text in rows][::-1]
 
 
+def latest_and_same(
+    conversation: Conversation, *, client_msg_id: str, limit: int = 4
+) -> tuple[list[Message], Message | None]:
+    """In one query: the latest `limit` messages (newest first, what friction detection compares
+    a new message with) and the message already stored with `client_msg_id` (a resend), if any."""
+    latest = Message.objects.filter(conversation_id=conversation.pk).order_by("-id").values("id")[:limit]
+    wanted = Q(pk__in=Subquery(latest))
+    if client_msg_id:
+        wanted |= Q(client_msg_id=client_msg_id)
+    rows = list(
+        Message.objects.filter(wanted, conversation_id=conversation.pk).order_by("-id")
+        .only("id", "role", "text", "flags", "client_msg_id")
+    )
+    same = next((m for m in rows if client_msg_id and m.client_msg_id == client_msg_id), None)
+    return [m for m in rows if m is not same][:limit], same
+
+
 def recent_messages(conversation: Conversation, limit: int = 4) -> list[Message]:
     """The latest messages, newest first: what friction detection compares a new message with."""
     # Through the plain manager: the related manager would re-read each row's deferred conversation_id.

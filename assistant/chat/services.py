@@ -19,82 +19,43 @@ What must stay true:
 from __future__ import annotations
 
 import logging
-import re
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Final
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import events, frames, friction, pipeline, ratelimit, replies, selectors, signals, webhooks
+from assistant.chat import events, friction, pipeline, ratelimit, replies, selectors, signals, webhooks, writes
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
     NotFound,
     ValidationFailed,
 )
-from assistant.chat.models import VISITOR_ID_PATTERN, Conversation, Message, visitor_id_validator
+from assistant.chat.models import Conversation, Message
 from assistant.chat.selectors import messages_after as messages_after  # re-exported: part of the API
+from assistant.chat.writes import (  # re-exported: handoff, leads and the tests call them from here
+    MAX_CLIENT_MSG_ID as MAX_CLIENT_MSG_ID,
+)
+from assistant.chat.writes import MAX_TEXT as MAX_TEXT
+from assistant.chat.writes import check_client_msg_id, check_visitor_id, clean_page_url
+from assistant.chat.writes import clean_line as clean_line
+from assistant.chat.writes import clean_text as clean_text
+from assistant.chat.writes import locked as locked
+from assistant.chat.writes import system_note as system_note
 
 logger = logging.getLogger("spravka.chat")
 
-MAX_TEXT: Final = 2000
-VISITOR_ID: Final = re.compile(VISITOR_ID_PATTERN.removeprefix("^").removesuffix("$"))
-MAX_CLIENT_MSG_ID: Final = 64
-# C0/C1 controls except tab and newline, zero-width characters and bidi overrides (used to make
-# text read differently from what it is), and lone surrogates (valid in JSON's \ud800 escapes,
-# never in text PostgreSQL can store).
-_CONTROL: Final = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-    "\ud800-\udfff]"
-)
-
-
-def clean_line(text: str) -> str:
-    """A one-line field a person typed (a name, a phone): no control or invisible characters,
-    runs of whitespace as one space."""
-    return " ".join(_CONTROL.sub("", text).split())
 _REASON_VISITOR_ASKED: Final = "visitor_asked"
 State = Conversation.State
 Role = Message.Role
-
-
-def clean_text(text: str) -> str:
-    """A visitor's text as stored: no control characters, Unix newlines, trimmed, 1..MAX_TEXT chars."""
-    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).replace("\t", " ").strip()
-    if not text:
-        raise ValidationFailed(code="empty")
-    if len(text) > MAX_TEXT:
-        raise ValidationFailed(code="too_long", limit=MAX_TEXT)
-    return text
-
-
-def _check_visitor_id(visitor_id: str) -> None:
-    try:
-        if not isinstance(visitor_id, str) or not VISITOR_ID.fullmatch(visitor_id):  # "$" would let "\n" in
-            raise ValidationError("bad visitor id")
-        visitor_id_validator(visitor_id)
-    except ValidationError as exc:
-        raise ValidationFailed(
-            "Не удалось узнать посетителя. Обновите страницу и попробуйте ещё раз.", code="bad_frame"
-        ) from exc
-
-
-MAX_PAGE_URL: Final = 500
-
-
-def clean_page_url(url: str | None) -> str:
-    """The page the visitor is on, as the widget reports it: an http(s) address or nothing."""
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        return ""
-    return _CONTROL.sub("", url)[:MAX_PAGE_URL]
 
 
 def conversation_open(
@@ -102,7 +63,7 @@ def conversation_open(
 ) -> Conversation:
     """The visitor's open conversation, or a new one. Two tabs opening at once meet at the
     `conversation_one_open` constraint and share the winner's conversation."""
-    _check_visitor_id(visitor_id)
+    check_visitor_id(visitor_id)
     page = clean_page_url(page_url)
     conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
     if conversation is None:
@@ -125,17 +86,6 @@ def conversation_open(
     return conversation
 
 
-def locked(conversation_id: int) -> Conversation:
-    """The conversation under a row lock (call inside a transaction), with its bot: every state
-    change of a conversation starts here, so two of them never interleave.
-
-    Never join a row that changes (the operator) into this query: when the lock had to wait,
-    PostgreSQL re-reads the locked row but keeps the joined rows it read before the wait, so a
-    just-assigned operator would come back as "nobody" (twenty simultaneous takes had three
-    winners that way). Read `assigned_to` after the lock."""
-    return Conversation.objects.select_related("bot").select_for_update(of=("self",)).get(pk=conversation_id)
-
-
 def _locked(conversation: Conversation) -> Conversation:
     """`locked`, copying the state to the caller's instance, so a long-lived consumer never acts
     on a stale state."""
@@ -144,11 +94,11 @@ def _locked(conversation: Conversation) -> Conversation:
     return fresh
 
 
-def _friction_flags(conversation: Conversation, text: str) -> dict[str, bool]:
-    """Friction from the text of a new visitor message: a complaint, or the previous question
-    asked again (its flags name which, for the escalation rules). The bot answer before it gets
-    the friction flag too: that is the answer to review."""
-    recent = selectors.recent_messages(conversation)
+def _friction_flags(recent: list[Message], text: str) -> dict[str, bool]:
+    """Friction from the text of a new visitor message, compared with the latest messages (newest
+    first): a complaint, or the previous question asked again (its flags name which, for the
+    escalation rules). The bot answer before it gets the friction flag too: that is the answer to
+    review."""
     previous_question = next((m.text for m in recent if m.role == Role.VISITOR), None)
     flags: dict[str, bool] = {}
     if friction.is_complaint(text):
@@ -165,45 +115,67 @@ def _friction_flags(conversation: Conversation, text: str) -> dict[str, bool]:
     return {"friction": True, **flags}
 
 
-def message_accept(*, conversation: Conversation, text: str, client_msg_id: str) -> tuple[Message, bool]:
-    """Store a visitor message once: (message, created). A resent client_msg_id returns the stored
-    message even if the conversation was closed since (the visitor did send it while it was open)."""
+@dataclass(frozen=True)
+class Taken:
+    """A visitor message as `message_take` left it."""
+
+    message: Message
+    created: bool
+    # What was stored with it: the rules' reply (and any note), a note while an operator is awaited,
+    # [] while an operator is present; None when the chain must answer (`message_answer`).
+    produced: list[Message] | None
+
+
+def message_take(
+    *, conversation: Conversation, text: str, client_msg_id: str, count: bool = False, answer_rules: bool = True
+) -> Taken:
+    """Store a visitor message once and, when the rules decide it alone (a greeting, thanks, «вы
+    бот?»), their reply in the same transaction: such a turn costs four SQL statements (touch the
+    conversation, read its latest messages, store the question, store the answer). A resent
+    client_msg_id returns the stored message (and its answer, when there is one) even if the
+    conversation was closed since; it never counts against the rate limit (`count`)."""
     text = clean_text(text)
-    if len(client_msg_id) > MAX_CLIENT_MSG_ID or frames.NOT_AN_ID.search(client_msg_id):
-        raise ValidationFailed("Неверный идентификатор сообщения.", code="bad_frame")
-    existing = selectors.message_by_client_id(conversation=conversation, client_msg_id=client_msg_id)
-    if existing is not None:
-        existing.conversation = conversation
-        return existing, False
+    check_client_msg_id(client_msg_id, required=False)
+    intent, ruled = pipeline.answer_by_rules(bot=conversation.bot, text=text)
+    if not answer_rules:
+        ruled = None
     with transaction.atomic():
-        current = _locked(conversation)
+        current = writes.touch(conversation)
+        recent, same = selectors.latest_and_same(conversation, client_msg_id=client_msg_id)
+        if same is not None:  # a resend: its answer, stored or still being made, is message_answer's to find
+            same = Message.objects.get(pk=same.pk)
+            same.conversation = conversation
+            return Taken(same, False, None)
+        if count:
+            ratelimit.check("message", bot_id=current.bot_id, visitor_id=current.visitor_id, ip=current.last_ip)
         if current.state == State.CLOSED:
             raise ConversationClosed()
-        flags = _friction_flags(current, text)
+        if not current.bot_answers:  # a person is awaited or present: the whole row, fresh
+            current = _locked(conversation)
+        flags = _friction_flags(recent, text)
         if not current.bot_answers:
             flags["to_operator"] = True
-        try:
-            with transaction.atomic():
-                message = Message.objects.create(
-                    conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
-                    client_msg_id=client_msg_id, flags=flags,
-                )
-        except IntegrityError:
-            if not client_msg_id:
-                raise
-            existing = Message.objects.get(conversation=current, client_msg_id=client_msg_id)
-            existing.conversation = conversation
-            return existing, False
-        if current.bot_answers:
-            current.save(update_fields=["updated_at"])
-        else:  # a message for the operators: it counts as unread in the inbox until one opens it
+        message = Message.objects.create(
+            conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
+            client_msg_id=client_msg_id, flags=flags, intent=(ruled.intent if ruled is not None else intent)[:32],
+        )
+        message.conversation = conversation
+        if not current.bot_answers:  # for the operators: unread in the inbox until one opens it
             current.unread += 1
             current.save(update_fields=["unread", "updated_at"])
+            events.publish(current, messages=[message])
+            return Taken(message, True, _while_waiting(current, message))
         events.publish(current, messages=[message])
-    # The caller's instance, so that a state change made while answering shows on it (the consumer
-    # keeps one conversation instance for the life of its socket).
-    message.conversation = conversation
-    return message, True
+        produced = _store_reply_locked(current, message, ruled) if ruled is not None else None
+    conversation.state = current.state
+    return Taken(message, True, produced)
+
+
+def message_accept(*, conversation: Conversation, text: str, client_msg_id: str) -> tuple[Message, bool]:
+    """Store a visitor message once, unanswered: (message, created). `message_take` without the
+    rules' answer, for callers that answer later (`message_answer`)."""
+    taken = message_take(conversation=conversation, text=text, client_msg_id=client_msg_id, answer_rules=False)
+    return taken.message, taken.created
 
 
 def _fallback_reply(bot: Bot, exc: Exception) -> pipeline.Reply:
@@ -227,19 +199,6 @@ def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) ->
     except Exception as exc:  # the visitor still gets an answer; the traceback goes to the log
         logger.exception("answer chain failed for message %s", visitor_message.pk)
         return _fallback_reply(bot, exc)
-
-
-def system_note(
-    conversation: Conversation, key: str, *, buttons: list[dict[str, str]] | None = None,
-    reply_to: Message | None = None, meta: dict[str, object] | None = None,
-    flags: dict[str, bool] | None = None, **values: str,
-) -> Message:
-    """A system message in the bot's language (a locked conversation, inside its transaction)."""
-    return Message.objects.create(
-        conversation=conversation, bot_id=conversation.bot_id, role=Role.SYSTEM,
-        text=replies.say(conversation.bot, key, **values), buttons=buttons or [], reply_to=reply_to,
-        llm_meta=meta or {}, flags=flags or {},
-    )
 
 
 def _handoff(conversation: Conversation, reason: str) -> list[Message]:
@@ -301,52 +260,54 @@ def _offer_after_answer(conversation: Conversation, visitor_message: Message, an
     return _escalation_offer(conversation, reason, answer_offers=bool(answer.buttons)) if reason else []
 
 
+def _bot_message(conversation: Conversation, visitor_message: Message, reply: pipeline.Reply) -> Message:
+    return Message(
+        conversation=conversation, bot_id=conversation.bot_id, role=Role.BOT, text=reply.text,
+        intent=reply.intent[:32], sources=reply.sources, source_entry_id=reply.source_entry_id,
+        confidence=reply.confidence, links=reply.links, buttons=reply.buttons,
+        flags={k: True for k, v in reply.flags.items() if v}, reply_to=visitor_message,
+        llm_meta={**reply.llm_meta, "timings": reply.timings},
+    )
+
+
 def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Message]:
     """Store the chain's reply and apply the state it asks for. Losing the race to another reply
     for the same message returns that one: the visitor sees a single answer."""
     with transaction.atomic():
-        conversation = _locked(visitor_message.conversation)
-        try:
-            with transaction.atomic():
-                message = Message.objects.create(
-                    conversation=conversation, bot_id=conversation.bot_id, role=Role.BOT, text=reply.text,
-                    intent=reply.intent[:32], sources=reply.sources, source_entry_id=reply.source_entry_id,
-                    confidence=reply.confidence, links=reply.links, buttons=reply.buttons,
-                    flags={k: True for k, v in reply.flags.items() if v}, reply_to=visitor_message,
-                    llm_meta={**reply.llm_meta, "timings": reply.timings},
-                )
-        except IntegrityError:
-            return [Message.objects.get(reply_to=visitor_message, role=Role.BOT)]
-        if message.flags:
-            signals.flagged_on_commit(message)
-        visitor_message.intent = reply.intent[:32]  # what the rules made of the question, for analytics
-        visitor_message.save(update_fields=["intent"])
-        produced = [message]
-        if reply.state == State.WAITING_OPERATOR:
-            events.publish(conversation, messages=[message])
-            produced += _handoff(conversation, _REASON_VISITOR_ASKED)
-        else:
-            produced += _offer_after_answer(conversation, visitor_message, message)
-            conversation.save(update_fields=["updated_at"])
-            events.publish(conversation, messages=produced)
-    visitor_message.conversation.state = conversation.state
+        conversation = writes.touch(visitor_message.conversation)  # the lock, fresh state, updated_at
+        stored = selectors.bot_reply_to(visitor_message)
+        if stored is not None:  # under the lock: no second answer past this
+            return [stored]
+        if visitor_message.intent != reply.intent[:32]:  # the model raised another intent than the rules'
+            visitor_message.intent = reply.intent[:32]
+            visitor_message.save(update_fields=["intent"])
+        produced = _store_reply_locked(conversation, visitor_message, reply)
     return produced
 
 
-def _while_waiting(visitor_message: Message) -> list[Message]:
+def _store_reply_locked(conversation: Conversation, visitor_message: Message, reply: pipeline.Reply) -> list[Message]:
+    """Store `reply` to `visitor_message` in the caller's transaction, the conversation locked, and
+    apply the state it asks for (a handoff) or the escalation rules; publish after commit."""
+    message = _bot_message(conversation, visitor_message, reply)
+    message.save(force_insert=True)
+    if message.flags:
+        signals.flagged_on_commit(message)
+    produced = [message]
+    if reply.state == State.WAITING_OPERATOR:
+        events.publish(conversation, messages=[message])
+        return produced + _handoff(conversation, _REASON_VISITOR_ASKED)
+    produced += _offer_after_answer(conversation, visitor_message, message)
+    events.publish(conversation, messages=produced)
+    return produced
+
+
+def _while_waiting(conversation: Conversation, visitor_message: Message) -> list[Message]:
     """The bot is silent while a person is awaited or present; a repeated request for a person
-    while one is awaited gets one short note (once per message, a resend included)."""
-    if classify(visitor_message.text).name != "operator":
+    while one is awaited gets one short note (in the caller's transaction, the conversation locked)."""
+    if conversation.state != State.WAITING_OPERATOR or classify(visitor_message.text).name != "operator":
         return []
-    with transaction.atomic():
-        conversation = _locked(visitor_message.conversation)
-        if conversation.state != State.WAITING_OPERATOR:
-            return []
-        existing = Message.objects.filter(reply_to=visitor_message, role=Role.SYSTEM).first()
-        if existing is not None:
-            return [existing]
-        note = system_note(conversation, "still_waiting", reply_to=visitor_message)
-        events.publish(conversation, messages=[note])
+    note = system_note(conversation, "still_waiting", reply_to=visitor_message)
+    events.publish(conversation, messages=[note])
     return [note]
 
 
@@ -366,14 +327,17 @@ def _wait_for_reply(visitor_message: Message) -> Message | None:
     return selectors.bot_reply_to(visitor_message)
 
 
-def message_answer(*, visitor_message: Message, on_delta: pipeline.DeltaSink | None = None) -> list[Message]:
+def message_answer(
+    *, visitor_message: Message, on_delta: pipeline.DeltaSink | None = None, just_stored: bool = False
+) -> list[Message]:
     """The bot's reply to a stored visitor message, plus any system note it caused (handoff), in
-    order. A message already answered returns [its reply]; a message for the operator returns []."""
-    existing = selectors.bot_reply_to(visitor_message)
+    order. A message already answered returns [its reply]; a message for the operator returns [].
+    `just_stored`: the caller has just created it (`Taken.created`), so no answer can exist yet."""
+    existing = None if just_stored else selectors.bot_reply_to(visitor_message)
     if existing is not None:
         return [existing]
-    if visitor_message.flag("to_operator"):
-        return _while_waiting(visitor_message)
+    if visitor_message.flag("to_operator"):  # its note, if any, was stored with it (message_take)
+        return list(Message.objects.filter(reply_to=visitor_message, role=Role.SYSTEM))
     # The claim expires by itself, so a worker that died mid-answer blocks a resend only briefly.
     if not cache.add(_claim_key(visitor_message), "1", timeout=settings.CHAT_ANSWER_CLAIM_SECONDS):
         reply = _wait_for_reply(visitor_message)
@@ -389,10 +353,12 @@ def message_receive(
 ) -> tuple[Message, Message | None, bool]:
     """Take a visitor message and answer it: (visitor message, bot reply or None, created).
     The reply is None while an operator is asked for or present (the bot stays silent)."""
-    visitor_message, created = message_accept(conversation=conversation, text=text, client_msg_id=client_msg_id)
-    produced = message_answer(visitor_message=visitor_message)
+    taken = message_take(conversation=conversation, text=text, client_msg_id=client_msg_id)
+    produced = taken.produced
+    if produced is None:
+        produced = message_answer(visitor_message=taken.message, just_stored=taken.created)
     reply = next((m for m in produced if m.role == Role.BOT), None)
-    return visitor_message, reply, created
+    return taken.message, reply, taken.created
 
 
 def message_rate(*, conversation: Conversation, message_id: int, rating: int) -> Message:

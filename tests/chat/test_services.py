@@ -214,7 +214,7 @@ def test_a_failing_chain_still_answers_honestly(shop, monkeypatch):
         raise RuntimeError("search is down")
 
     monkeypatch.setattr(services.pipeline, "answer", broken)
-    _v, reply, _ = services.message_receive(conversation=_open(shop), text="Где мой заказ?", client_msg_id="c1")
+    _v, reply, _ = services.message_receive(conversation=_open(shop), text=DELIVERY_QUESTION, client_msg_id="c1")
     assert reply is not None and reply.flag("unanswered")
     assert reply.buttons == [{"id": "operator", "label": "Позвать оператора"}]
     assert reply.llm_meta["error"] == "RuntimeError"
@@ -238,13 +238,15 @@ def test_an_unknown_question_gets_no_answer_and_the_operator_button(knowledge, s
     assert reply.flag("unanswered") and reply.flag("low_confidence")
 
 
-def test_a_chat_turn_costs_a_fixed_number_of_queries(shop, django_assert_num_queries):
+def test_a_rules_turn_is_one_transaction_of_four_statements(shop, django_assert_num_queries):
     conversation = _open(shop)
     services.message_receive(conversation=conversation, text="Привет", client_msg_id="c0")
-    # accept: lookup, lock, recent messages, insert, touch; answer: reply lookup, history, lock,
-    # insert, visitor intent, touch; plus the savepoints around the locked parts.
-    with django_assert_num_queries(19):
+    # touch (lock + updated_at, RETURNING), latest messages and a resend in one read, the question,
+    # the answer; the other two are the savepoint this test's own transaction puts around atomic().
+    with django_assert_num_queries(6) as captured:
         services.message_receive(conversation=conversation, text="Спасибо", client_msg_id="c1")
+    statements = [q["sql"].split()[0] for q in captured.captured_queries]
+    assert statements == ["SAVEPOINT", "UPDATE", "SELECT", "INSERT", "INSERT", "RELEASE"]
 
 
 def test_messages_after_gives_what_a_reconnecting_widget_missed(shop):
@@ -272,3 +274,18 @@ def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twic
         assert services.message_answer(visitor_message=visitor) == []
     finally:
         cache.delete(claim)
+
+
+def test_a_search_and_model_turn_costs_a_fixed_number_of_queries(shop, knowledge, fake_llm,
+                                                                   django_assert_num_queries):
+    conversation = _open(shop)
+    services.message_receive(conversation=conversation, text="Привет", client_msg_id="c0")
+    fake_llm.script(tool_use({"intent": "question", "source": 0, "answer": "По Москве — 300 ₽.", "product_query": "",
+                              "fixed": ""}))
+    # take: touch, latest messages, the question (+ this test's savepoint pair); chain: history,
+    # the search, the bot's model settings, the bill, the journal; store: touch, the answer
+    # check, the answer (+ savepoint pair).
+    with django_assert_num_queries(15) as captured:
+        _v, reply, _ = services.message_receive(conversation=conversation, text=DELIVERY_QUESTION, client_msg_id="c1")
+    assert reply is not None and reply.llm_meta["route"] == "sourced"
+    assert sum(q["sql"].startswith("SAVEPOINT") for q in captured.captured_queries) == 2
