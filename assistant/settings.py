@@ -4,6 +4,7 @@ are started by `assistant.embedded`."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -41,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "simple_history",
+    "axes",
     "channels",
     "assistant.bots",
     "assistant.behavior",
@@ -59,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a throttled login into the lockout page
 ]
 
 ROOT_URLCONF = "assistant.urls"
@@ -212,6 +215,23 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", PRODUCTION)
 # Behind a TLS-terminating proxy: the header it sets to "https" (e.g. X-Forwarded-Proto). Only name a
 # header the proxy always overwrites, or any client can claim HTTPS.
 SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
+
+# --- Logins (/accounts/login/ and the admin's): failed attempts counted per account and per client
+# address by django-axes, in the database; a lock lifts after LOGIN_LOCKOUT_MINUTES, or earlier with
+# `manage.py axes_reset_username EMAIL` / `axes_reset_ip IP` or by a superuser in the admin.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 30))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
+AXES_RESET_ON_SUCCESS = True
+AXES_USERNAME_CALLABLE = "assistant.bots.accounts.login_username"
+AXES_CLIENT_IP_CALLABLE = "assistant.bots.accounts.client_ip"
+AXES_LOCKOUT_CALLABLE = "assistant.bots.accounts.locked_out"
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
+    raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_LOCKOUT_MINUTES at least 1")
 
 # --- E-mail: operator alerts, digests. Django's SMTP backend with the usual variables. ---
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

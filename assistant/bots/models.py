@@ -9,6 +9,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from assistant.validators import WebAddressFields, validate_origins, validate_web_url
+
 # Calibrated on demo/cases.jsonl (answered-right 0.91, refusal 0.94 at 0.48); see docs/search.md.
 DEFAULT_MATCH = 0.48
 DEFAULT_CONFIDENCE = 0.67
@@ -22,7 +24,9 @@ def new_public_key() -> str:
 _unit = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
 
-class Bot(models.Model):
+class Bot(WebAddressFields):
+    web_address_fields = {"site_url": validate_web_url, "allowed_origins": validate_origins}
+
     class Language(models.TextChoices):
         RU = "ru", _("Русский")
         EN = "en", _("English")

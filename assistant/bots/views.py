@@ -14,8 +14,8 @@ from django.utils.translation import gettext as _
 from assistant.bots.models import Bot
 from assistant.bots.selectors import bots_for_user
 
-# Owners sign in through the admin; there is no second login page to keep in step with it.
-LOGIN_URL = "admin:login"
+# Everyone signs in at /accounts/login/ (assistant/bots/accounts.py); the admin's login still works.
+LOGIN_URL = "login"
 
 
 def embed_snippet(bot: Bot, app_url: str) -> str:

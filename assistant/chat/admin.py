@@ -1,5 +1,6 @@
-"""Conversations in the admin: read-only transcripts, scoped to the owner's bots. Changes to a
-conversation go through services (handoff, close) and the operator inbox, never through this form."""
+"""Conversations in the admin: read-only transcripts for the owners and the operators of their bot
+(`INBOX_ROLES`). Changes to a conversation go through services (handoff, close) and the operator
+inbox, never through this form."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.selectors import INBOX_ROLES
 from assistant.chat.models import Conversation, Message
 
 _MESSAGE_FIELDS: tuple[str, ...] = (
@@ -36,7 +38,7 @@ class MessageInline(admin.TabularInline):
         a parent (the inline's own queryset check) the rows are already limited to that parent."""
         if obj is None:
             return bool(request.user.is_active and getattr(request.user, "is_staff", False))
-        return may_access_bot(request, obj.bot_id)
+        return may_access_bot(request, obj.bot_id, roles=INBOX_ROLES)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -50,6 +52,7 @@ class MessageInline(admin.TabularInline):
 
 @admin.register(Conversation)
 class ConversationAdmin(BotScopedAdmin):
+    bot_roles = INBOX_ROLES
     list_display = ["id", "bot", "visitor_id", "state", "message_count", "outcome", "updated_at"]
     list_filter = ["state", "bot"]
     list_select_related = ["bot"]
