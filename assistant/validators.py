@@ -27,41 +27,46 @@ def _shown(value: object) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
+def _clean(value: str) -> bool:
+    """No spaces or control characters anywhere (Django's URL check lets a NUL through)."""
+    return not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value)
+
+
+def _absolute_ok(value: str) -> bool:
+    try:
+        _absolute(value)
+    except ValidationError:
+        return False
+    return _clean(value)
+
+
 def validate_web_url(value: str) -> None:
     """An absolute http(s) address: a bot's site, a crawl source."""
     if not value:
         return
-    try:
-        _absolute(value)
-    except ValidationError as exc:
+    if not _absolute_ok(value):
         raise ValidationError(
             _("Адрес «%(value)s» не подходит: нужен полный адрес на http:// или https://, например "
               "https://shop.example/."),
             code="web_url", params={"value": _shown(value)},
-        ) from exc
+        )
 
 
 def _site_path(value: str) -> bool:
     """A path on the bot's own site ("/delivery/"): not "//host" (another site), no backslash (some
     browsers read "/\\host" as "//host"), no spaces or control characters."""
-    return (
-        value.startswith("/") and not value.startswith("//") and "\\" not in value
-        and not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value)
-    )
+    return value.startswith("/") and not value.startswith("//") and "\\" not in value and _clean(value)
 
 
 def validate_link(value: str) -> None:
     """A link shown beside an answer: an absolute http(s) address or a path on the bot's own site."""
-    if not value or _site_path(value):
+    if not value or _site_path(value) or _absolute_ok(value):
         return
-    try:
-        _absolute(value)
-    except ValidationError as exc:
-        raise ValidationError(
-            _("Ссылка «%(value)s» не подходит: нужен адрес на http:// или https:// (например "
-              "https://shop.example/dostavka/) или путь на сайте, начинающийся с /."),
-            code="link", params={"value": _shown(value)},
-        ) from exc
+    raise ValidationError(
+        _("Ссылка «%(value)s» не подходит: нужен адрес на http:// или https:// (например "
+          "https://shop.example/dostavka/) или путь на сайте, начинающийся с /."),
+        code="link", params={"value": _shown(value)},
+    )
 
 
 def validate_origins(value: Any) -> None:
