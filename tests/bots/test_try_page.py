@@ -71,3 +71,12 @@ def test_the_bot_name_cannot_inject_markup(client, owner, bot):
     client.force_login(owner)
     text = client.get(try_url(bot)).content.decode()
     assert "<script>alert(1)</script>" not in text
+
+
+def test_an_operator_has_no_try_page(client, bot, django_user_model):
+    from assistant.bots.services import membership_add
+
+    operator = membership_add(bot=bot, email="op@shop.example", role="operator", password="pw-operator-1")
+    client.force_login(operator.membership.user)
+    assert client.get(try_url(bot)).status_code == 404
+    assert client.get(reverse("bots:list")).status_code == 404
