@@ -28,12 +28,13 @@ import pytest
 from django.contrib import admin
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from assistant.bots.admin_scoping import BotScopedAdmin
 from assistant.bots.models import Bot, Membership
 from assistant.bots.services import membership_add
 from assistant.chat import services as chat_services
-from assistant.chat.models import Conversation
+from assistant.chat.models import Conversation, Lead, WebhookDelivery
 from assistant.llm.journal import run_event_record
 from assistant.llm.models import BotLLMSettings, RunEvent, Usage
 from knowledge.models import CrawlRun, Entry, Page, Source
@@ -100,10 +101,24 @@ def _conversation(t: str, bot: Bot) -> Conversation:
     return chat_services.conversation_open(bot=bot, visitor_id=f"v-{marker(t, Conversation)}")
 
 
+def _lead(t: str, bot: Bot) -> Lead:
+    return Lead.objects.create(
+        bot=bot, conversation=bot.conversations.get(), visitor_id=f"v-{t}", name=marker(t, Lead),
+        email=f"visitor@{t}.example", consent_text="Согласен", consent_policy_url=f"https://{t}.example/privacy/",
+        consented_at=timezone.now(),
+    )
+
+
+def _webhook(t: str, bot: Bot) -> WebhookDelivery:
+    return WebhookDelivery.objects.create(bot=bot, event=marker(t, WebhookDelivery), url=f"https://{t}.example/hook",
+                                          payload={"event": "handoff.waiting"})
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
-    RunEvent: _runevent, BotLLMSettings: _llm_settings, Conversation: _conversation,
+    RunEvent: _runevent, BotLLMSettings: _llm_settings, Conversation: _conversation, Lead: _lead,
+    WebhookDelivery: _webhook,
 }
 
 

@@ -15,6 +15,7 @@ from knowledge.exceptions import RowsInvalid
 from knowledge.importing import passages_load
 from knowledge.models import Entry, Source
 from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+from tests.bots.admin_forms import bot_form_data
 
 BAD = ["javascript:alert(1)", "JavaScript:alert(1)", " javascript:alert(1)", "data:text/html,<b>x</b>",
        "vbscript:msgbox", "ftp://files.example/", "file:///etc/passwd", "//evil.example/", "/\\evil.example",
@@ -104,14 +105,12 @@ def test_the_source_form_refuses_ftp_and_javascript(client, owner, bot):
 @pytest.mark.django_db
 def test_the_bot_form_refuses_a_bad_site_and_bad_origins(client, owner, bot):
     client.force_login(owner)
-    form = {"name": bot.name, "slug": bot.slug, "language": "ru", "timezone": "Europe/Moscow",
-            "handoff_enabled": "on", "match_threshold": "0.5", "confidence_threshold": "0.6", "fix_bonus": "0.06"}
     for site, origins, message in (
         ("ftp://shop.example/", '["https://shop.example"]', "нужен полный адрес на http:// или https://"),
         ("https://shop.example/", '["javascript:alert(1)"]', "нужен адрес вида https://shop.example"),
         ("https://shop.example/", '["https://shop.example/"]', "без пути и косой черты в конце"),
     ):
         response = client.post(reverse("admin:bots_bot_change", args=[bot.pk]),
-                               {**form, "site_url": site, "allowed_origins": origins})
+                               {**bot_form_data(bot), "site_url": site, "allowed_origins": origins})
         assert response.status_code == 200 and message in response.content.decode(), (site, origins)
     assert Bot.objects.get(pk=bot.pk).site_url == "http://127.0.0.1/"

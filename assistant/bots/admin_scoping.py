@@ -47,6 +47,11 @@ def may_access_bot(request: HttpRequest, bot_id: int | None, *, roles: Collectio
     return bot_id is not None and bot_id in _bot_ids(request, roles)
 
 
+def owns_a_bot(request: HttpRequest) -> bool:
+    """Whether the request user may change anything at all (owners' actions on shared pages)."""
+    return bool(getattr(request.user, "is_superuser", False) or _bot_ids(request, OWNER_ROLES))
+
+
 class ScopedRelatedFilter(admin.RelatedFieldListFilter):
     """A list filter on a bot (or on a row that belongs to a bot) offering only the user's bots:
     Django's own lists every row of the related table, i.e. every tenant's bot names."""

@@ -7,6 +7,7 @@ Every membership write goes through here so `user_staff_sync` runs after it.
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from django.core.validators import URLValidator, validate_email, validate_slug
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot, Membership
+from assistant.bots.models import Bot, Membership, OpeningHours
 
 
 def origin_of(url: str) -> str:
@@ -110,3 +111,13 @@ def _user_for(*, email: str, password: str) -> tuple[User, str, bool]:
     validate_password(password or generated, user=candidate)
     user = user_model.objects.create_user(username=email, email=email, password=password or generated)
     return user, generated, True
+
+
+def opening_hours_set(*, bot: Bot, rows: list[tuple[int, dt.time, dt.time]]) -> None:
+    """Replace the bot's weekly schedule of operators (weekday 0 = Monday, in the bot's time zone);
+    the admin edits the same rows inline."""
+    with transaction.atomic():
+        bot.opening_hours.all().delete()
+        OpeningHours.objects.bulk_create(
+            [OpeningHours(bot=bot, weekday=weekday, opens=opens, closes=closes) for weekday, opens, closes in rows]
+        )

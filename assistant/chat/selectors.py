@@ -3,10 +3,16 @@ another conversation is simply not found."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Final
 
+from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Now
+
 from assistant.bots.models import Bot
-from assistant.chat.models import Conversation, Message
+from assistant.chat.models import Conversation, Lead, Message
 
 RESUME_LAST: Final = 50
 # Messages the chain sees as history: enough for "а в Казань?" to make sense, short enough for a prompt.
@@ -63,3 +69,87 @@ def recent_messages(conversation: Conversation, limit: int = 4) -> list[Message]
     # Through the plain manager: the related manager would re-read each row's deferred conversation_id.
     rows = Message.objects.filter(conversation_id=conversation.pk).order_by("-id")
     return list(rows.only("id", "role", "text", "flags")[:limit])
+
+
+# --- for the operators' inbox (assistant/inbox) -----------------------------------------------------
+
+INBOX_RECENT: Final = 50
+INBOX_WAITING_MAX: Final = 1000
+TRANSCRIPT_LAST: Final = 500
+
+
+def _with_last_messages(conversations: list[Conversation]) -> list[Conversation]:
+    """Attach `last_message` to each conversation: one query for all of them."""
+    ids = [c.last_message_id for c in conversations if getattr(c, "last_message_id", None)]  # type: ignore[attr-defined]
+    by_id = Message.objects.in_bulk(ids)
+    for conversation in conversations:
+        conversation.last_message = by_id.get(getattr(conversation, "last_message_id", None))  # type: ignore[attr-defined]
+    return conversations
+
+
+def _inbox_rows(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """With each row's last message said by a person or the bot (system notes make a poor preview)."""
+    last = (
+        Message.objects.filter(conversation=OuterRef("pk")).exclude(role=Message.Role.SYSTEM)
+        .order_by("-id").values("id")[:1]
+    )
+    return queryset.select_related("bot", "assigned_to").annotate(last_message_id=Subquery(last))
+
+
+@dataclass(frozen=True)
+class InboxQueue:
+    waiting: list[Conversation]  # longest waiting first
+    mine: list[Conversation]  # held by the operator, latest activity first
+    recent: list[Conversation]  # everything else of the operator's bots, latest first
+
+    def all(self) -> list[Conversation]:
+        return [*self.waiting, *self.mine, *self.recent]
+
+
+def inbox_queue(*, bot_ids: Collection[int], operator_id: int, recent: int = INBOX_RECENT) -> InboxQueue:
+    """What an operator's inbox lists: every waiting conversation of their bots, the ones they
+    hold, and the latest others. Four queries whatever the size of the queue."""
+    base = Conversation.objects.filter(bot_id__in=list(bot_ids))
+    waiting = list(_inbox_rows(base.filter(state=Conversation.State.WAITING_OPERATOR))
+                   .order_by("waiting_since", "pk")[:INBOX_WAITING_MAX])
+    mine = list(_inbox_rows(base.filter(state=Conversation.State.OPERATOR, assigned_to_id=operator_id))
+                .order_by("-updated_at"))
+    shown = [c.pk for c in (*waiting, *mine)]
+    others = list(_inbox_rows(base.exclude(pk__in=shown).exclude(state=Conversation.State.WAITING_OPERATOR))
+                  .order_by("-updated_at")[:recent])
+    _with_last_messages([*waiting, *mine, *others])
+    return InboxQueue(waiting=waiting, mine=mine, recent=others)
+
+
+def inbox_conversation(*, bot_ids: Collection[int], conversation_id: int) -> Conversation | None:
+    """One conversation of these bots, as the inbox shows it; None for any other id."""
+    rows = list(_inbox_rows(Conversation.objects.filter(bot_id__in=list(bot_ids), pk=conversation_id)))
+    return _with_last_messages(rows)[0] if rows else None
+
+
+def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LAST) -> list[Message]:
+    """The conversation's messages, oldest first (the last `limit`)."""
+    latest = list(Message.objects.filter(conversation_id=conversation.pk).order_by("-id")[:limit])
+    return latest[::-1]
+
+
+def unanswered_question_ids(messages: list[Message]) -> set[int]:
+    """The visitor messages the bot could not answer (their reply said «нет точного ответа»)."""
+    return {m.reply_to_id for m in messages if m.role == Message.Role.BOT and m.flag("unanswered") and m.reply_to_id}
+
+
+def waiting_longer_than_alert() -> list[Conversation]:
+    """Waiting conversations past their bot's alert time that no e-mail has gone out for."""
+    limit = ExpressionWrapper(F("bot__operator_alert_minutes") * timedelta(minutes=1), output_field=DurationField())
+    return list(
+        Conversation.objects.filter(state=Conversation.State.WAITING_OPERATOR, alerted_at__isnull=True)
+        .annotate(limit=limit)
+        .filter(waiting_since__lt=Now() - F("limit"))
+        .select_related("bot")
+        .order_by("waiting_since")[:500]
+    )
+
+
+def leads_for_bots(*, bot_ids: Collection[int]) -> QuerySet[Lead]:
+    """The leads of these bots, newest first."""
+    return Lead.objects.filter(bot_id__in=list(bot_ids)).select_related("bot", "conversation").order_by("-created_at")
