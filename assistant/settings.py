@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "assistant.llm",
     "assistant.chat",
     "assistant.inbox",
+    "review",
+    "feedback",
 ]
 
 MIDDLEWARE = [
@@ -289,3 +291,17 @@ CHAT_RATE_LEADS_IP = env_int("CHAT_RATE_LEADS_IP", 10)
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 WEBHOOK_RETRY_BASE = env_float("WEBHOOK_RETRY_BASE", 10.0)  # seconds before the first retry, doubled each time
+
+# --- Feedback layer: review queue, Gaps, digest (review/, feedback/) ---
+from celery.schedules import crontab  # noqa: E402
+
+CELERY_BEAT_SCHEDULE |= {
+    "review-sweep": {"task": "review.tasks.review_sweep_all", "schedule": 600.0},
+    "gaps-refresh": {"task": "feedback.tasks.gaps_refresh_all", "schedule": 300.0},
+    "outcomes-refresh": {"task": "feedback.tasks.outcomes_refresh_all", "schedule": 1800.0},
+    # Monday morning, Moscow time (TIME_ZONE): last week's figures for every owner.
+    "weekly-digest": {"task": "feedback.tasks.send_digests", "schedule": crontab(hour=9, minute=0, day_of_week=1)},
+}
+CELERY_TIMEZONE = TIME_ZONE
+# A conversation without a new message for this long has ended as far as its outcome goes (minutes).
+FEEDBACK_IDLE_MINUTES = env_int("FEEDBACK_IDLE_MINUTES", 30)

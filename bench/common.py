@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("SPRAVKA_SHARED") or REPO.parent / "shared")
 EVAL_DATA = SHARED / "eval-data"
 XQUAD = EVAL_DATA / "xquad-ru"
 VKCLOUD_SITE = EVAL_DATA / "vkcloud-docs-ru" / "site"

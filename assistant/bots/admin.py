@@ -74,6 +74,7 @@ class BotAdmin(BotScopedAdmin):
             "escalate_on_thumbs_down", "escalate_on_complaint", "escalate_on_rephrase", "escalate_on_no_answers",
         ]}),
         (_("Уведомления (webhook)"), {"fields": ["webhook_url", "webhook_secret"]}),
+        (_("Проверка ответов"), {"fields": ["review_by_operators"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:

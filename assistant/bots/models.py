@@ -62,6 +62,10 @@ class Bot(WebAddressFields):
         help_text=_("Адреса сайтов (https://example.ru), на которых может работать виджет."),
     )
     handoff_enabled = models.BooleanField(_("передача оператору"), default=True)
+    review_by_operators = models.BooleanField(
+        _("операторы проверяют ответы"), default=False,
+        help_text=_("Операторы бота тоже видят очередь проверки ответов и пробелы в знаниях."),
+    )
     match_threshold = models.FloatField(_("порог совпадения"), default=DEFAULT_MATCH, validators=_unit)
     confidence_threshold = models.FloatField(
         _("порог уверенности"), default=DEFAULT_CONFIDENCE, validators=_unit

@@ -33,7 +33,7 @@ from django.utils import timezone
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import events, friction, pipeline, replies, selectors, webhooks
+from assistant.chat import events, friction, pipeline, replies, selectors, signals, webhooks
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
@@ -150,6 +150,7 @@ def _friction_flags(conversation: Conversation, text: str) -> dict[str, bool]:
     if last_answer is not None and not last_answer.flag("friction"):
         last_answer.flags = {**(last_answer.flags or {}), "friction": True}
         last_answer.save(update_fields=["flags"])
+        signals.flagged_on_commit(last_answer)
     return {"friction": True, **flags}
 
 
@@ -254,6 +255,7 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
     conversation.alerted_at = conversation.lead_offered_at = None
     conversation.save(update_fields=["state", "waiting_since", "alerted_at", "lead_offered_at", "updated_at"])
     note = system_note(conversation, "handoff_system", meta={"handoff_reason": reason}, flags={"escalation": True})
+    signals.flagged_on_commit(note)
     events.publish(conversation, messages=[note], state_changed=True)
     webhooks.webhook_emit(bot=bot, event=webhooks.HANDOFF_WAITING, conversation=conversation)
     return [note]
@@ -304,6 +306,8 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
                 )
         except IntegrityError:
             return [Message.objects.get(reply_to=visitor_message, role=Role.BOT)]
+        if message.flags:
+            signals.flagged_on_commit(message)
         visitor_message.intent = reply.intent[:32]  # what the rules made of the question, for analytics
         visitor_message.save(update_fields=["intent"])
         produced = [message]
@@ -396,6 +400,7 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
         message.rating = rating
         if rating < 0:
             message.flags = {**(message.flags or {}), "friction": True}
+            signals.flagged_on_commit(message)
         message.save(update_fields=["rating", "flags"])
         if rating < 0:
             _offer_after_rating(conversation, message, rating)
