@@ -26,18 +26,20 @@ from django.http import Http404, HttpRequest, HttpResponseRedirect
 from simple_history.admin import SimpleHistoryAdmin
 
 from assistant.bots.models import Bot
-from assistant.bots.selectors import OWNER, bots_for_user
+from assistant.bots.selectors import OWNER, bots_for_user, roles_by_bot
 
 OWNER_ROLES: frozenset[str] = frozenset({OWNER})
 
 
 def _bot_ids(request: HttpRequest, roles: Collection[str] = OWNER_ROLES) -> set[int]:
-    """The ids of the request user's bots in `roles`, cached on the request per set of roles."""
-    cache: dict[frozenset[str], set[int]] = request.__dict__.setdefault("_spravka_bot_ids", {})
-    key = frozenset(roles)
-    if key not in cache:
-        cache[key] = set(bots_for_user(request.user, roles=key).values_list("pk", flat=True))
-    return cache[key]
+    """The ids of the request user's bots in `roles`: one query per request for every set of roles
+    (a superuser's are all bots)."""
+    if getattr(request.user, "is_superuser", False):
+        return set(bots_for_user(request.user, roles=roles).values_list("pk", flat=True))
+    memberships: dict[int, str] | None = request.__dict__.get("_spravka_roles_by_bot")
+    if memberships is None:
+        memberships = request.__dict__["_spravka_roles_by_bot"] = roles_by_bot(request.user)
+    return {bot_id for bot_id, role in memberships.items() if role in roles}
 
 
 def may_access_bot(request: HttpRequest, bot_id: int | None, *, roles: Collection[str] = OWNER_ROLES) -> bool:
