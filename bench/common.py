@@ -23,7 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+# The shared data folder beside the clone (a worktree one level deeper finds it too), or SPRAVKA_SHARED.
+SHARED = Path(os.environ.get("SPRAVKA_SHARED") or next(
+    (p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()), REPO.parent / "shared"))
 EVAL_DATA = SHARED / "eval-data"
 XQUAD = EVAL_DATA / "xquad-ru"
 VKCLOUD_SITE = EVAL_DATA / "vkcloud-docs-ru" / "site"
