@@ -3,6 +3,8 @@ one waiting task and one pass per bot at a time; search blends what exists."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.conf import settings
 from django.core.cache import cache
@@ -42,7 +44,8 @@ def _queued(queue: str) -> int:
     from assistant.celery import app
 
     with app.connection_for_write() as connection:
-        return connection.default_channel.queue_declare(queue=queue, durable=True, auto_delete=False).message_count
+        channel: Any = connection.default_channel
+        return int(channel.queue_declare(queue=queue, durable=True, auto_delete=False).message_count)
 
 
 @pytest.mark.django_db
@@ -59,7 +62,8 @@ def test_requests_while_a_task_waits_queue_nothing_more_and_go_to_the_embed_queu
     finally:
         cache.delete(indexing._queued_key(bot.pk))
         with app.connection_for_write() as connection:
-            connection.default_channel.queue_purge(settings.CELERY_EMBED_QUEUE)
+            channel: Any = connection.default_channel
+            channel.queue_purge(settings.CELERY_EMBED_QUEUE)
 
 
 @pytest.mark.django_db
