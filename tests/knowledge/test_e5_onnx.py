@@ -72,3 +72,14 @@ def test_length_groups_pad_little_and_cover_every_text_once():
         padded = len(group) * max(lengths[i] for i in group)
         assert padded <= 1.1 * sum(lengths[i] for i in group) or len(group) == 1
         assert padded <= 8192
+
+
+def test_lanes_share_the_groups_out_evenly():
+    from knowledge.e5_onnx import lanes
+
+    lengths = [300, 290, 280, 200, 190, 100, 90, 80, 60, 50, 40, 30]
+    groups = length_groups(lengths, budget=600)
+    work = lanes(groups, lengths, 2)
+    assert sorted(g for lane in work for group in lane for g in group) == list(range(len(lengths)))
+    loads = [sum(len(group) * lengths[group[0]] for group in lane) for lane in work]
+    assert max(loads) <= 1.5 * min(loads)
