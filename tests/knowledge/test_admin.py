@@ -101,7 +101,7 @@ def test_a_crawl_run_shows_fetched_indexed_and_embedded_pages_and_polls_them(cli
                                   embeddings_total=500)
     client.force_login(owner)
     page = client.get(reverse("admin:knowledge_crawlrun_changelist")).content.decode()
-    assert "Загружено" in page and "В поиске по словам" in page and "С векторами" in page
+    assert "Скачано" in page and "В поиске по словам" in page and "С векторами" in page
     assert '<meter min="0" max="134" value="58">' in page and '<meter min="0" max="134" value="31">' in page
     data = client.get(reverse("admin:knowledge_crawlrun_progress", args=[run.pk])).json()
     assert (data["pages_done"], data["pages_indexed"], data["pages_embedded"], data["pages_total"]) == (60, 58, 31, 134)
