@@ -23,6 +23,7 @@ from assistant.bots.models import Bot, Membership
 
 DEMO_SLUG = "demo"
 DEMO_OWNER = "owner@demo.spravka"
+DEMO_OPERATOR = "operator@demo.spravka"
 DEMO_PASSWORD = "spravka-demo"  # noqa: S105 - a printed demo credential on a local machine
 ADMIN_USER = "admin"
 
@@ -50,6 +51,8 @@ def demo_bot_ensure(ports: DemoPorts) -> Bot:
             "name": "Демо-магазин «ТехноДом»",
             "site_url": ports.site_url + "/",
             "allowed_origins": [ports.site_url, f"http://localhost:{ports.site}"],
+            # The demo shop has its own policy page: the contact form links it (152-FZ consent).
+            "privacy_policy_url": ports.site_url + "/privacy/",
         },
     )
     user_model = get_user_model()
@@ -58,6 +61,13 @@ def demo_bot_ensure(ports: DemoPorts) -> Bot:
     owner.set_password(DEMO_PASSWORD)
     owner.save()
     Membership.objects.get_or_create(bot=bot, user=owner, defaults={"role": Membership.Role.OWNER})
+    operator, _ = user_model.objects.get_or_create(
+        username=DEMO_OPERATOR, defaults={"email": DEMO_OPERATOR, "first_name": "Анна"}
+    )
+    operator.is_active = True
+    operator.set_password(DEMO_PASSWORD)
+    operator.save()
+    Membership.objects.update_or_create(bot=bot, user=operator, defaults={"role": Membership.Role.OPERATOR})
     admin, _ = user_model.objects.get_or_create(username=ADMIN_USER, defaults={"email": "admin@demo.spravka"})
     admin.is_staff, admin.is_superuser = True, True
     admin.set_password(DEMO_PASSWORD)
@@ -119,8 +129,11 @@ def banner(bot: Bot, ports: DemoPorts) -> str:
         f"  Demo shop with the widget:  {ports.site_url}/",
         f"  Admin (owner of the demo):  {ports.app_url}/admin/   {DEMO_OWNER} / {DEMO_PASSWORD}",
         f"  Admin (superuser):          {ports.app_url}/admin/   {ADMIN_USER} / {DEMO_PASSWORD}",
+        f"  Operators' inbox:           {ports.app_url}/inbox/   {DEMO_OPERATOR} / {DEMO_PASSWORD}",
+        f"  Try the widget as owner:    {ports.app_url}/bots/{bot.slug}/try/",
         f"  Widget key of the demo bot: {bot.public_key}",
         "  The demo site is being crawled now; progress: Admin → Знания → Обходы.",
+        f"  E-mails to operators are written to {settings.EMAIL_FILE_PATH}/ (set EMAIL_HOST to send them).",
         "",
     ])
 
@@ -138,6 +151,11 @@ def run(ports: DemoPorts) -> None:
 
     os.environ["CRAWL_ALLOW_PRIVATE"] = "1"
     settings.CRAWL_ALLOW_PRIVATE = True
+    # The snippet, e-mails and webhooks name the address this demo really listens on (--port).
+    os.environ["SPRAVKA_PUBLIC_URL"] = settings.SPRAVKA_PUBLIC_URL = ports.app_url
+    # Without a mail server of one's own, operator alerts are written to .data/mail/ to read.
+    if not os.environ.get("EMAIL_HOST") and not os.environ.get("EMAIL_BACKEND"):
+        os.environ["EMAIL_BACKEND"] = "django.core.mail.backends.filebased.EmailBackend"
     call_command("migrate", verbosity=0)
     bot = demo_bot_ensure(ports)
     site = demo_site_start(bot, ports)

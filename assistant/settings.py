@@ -44,6 +44,9 @@ INSTALLED_APPS = [
     "knowledge",
     "assistant.llm",
     "assistant.chat",
+    "assistant.inbox",
+    "review",
+    "feedback",
 ]
 
 MIDDLEWARE = [
@@ -125,6 +128,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recrawl-due-sources": {"task": "knowledge.tasks.recrawl_due_sources", "schedule": 300.0},
+    # Operators: e-mail about conversations waiting too long; the contact form when nobody came.
+    "alert-waiting-operators": {"task": "assistant.inbox.tasks.alert_waiting", "schedule": 30.0},
+    "offer-leads-to-waiting": {"task": "assistant.chat.tasks.offer_leads_to_waiting", "schedule": 30.0},
+    "purge-expired-transcripts": {"task": "assistant.chat.tasks.purge_expired", "schedule": 6 * 3600.0},
 }
 
 # The widget's channel layer (assistant/chat/layers.py): one bounded pool of Redis connections per
@@ -216,6 +223,7 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Spravka <noreply@localhost>")
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / ".data" / "mail"))  # the file backend (make run)
 
 # --- LLM ---
 # Provider: anthropic | openai (any OpenAI-compatible server) | none (retrieval-only). Default:
@@ -249,3 +257,25 @@ CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
 CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
 # A person waits on a chat answer: a model slower than this (seconds) gives way to retrieval-only.
 CHAT_LLM_TIMEOUT = env_float("CHAT_LLM_TIMEOUT", 8.0)
+# Contact forms from one visitor / one address per CHAT_RATE_WINDOW (0 switches one off).
+CHAT_RATE_LEADS_VISITOR = env_int("CHAT_RATE_LEADS_VISITOR", 3)
+CHAT_RATE_LEADS_IP = env_int("CHAT_RATE_LEADS_IP", 10)
+
+# --- Operators (assistant/inbox): webhooks to the owner's URL ---
+WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+WEBHOOK_RETRY_BASE = env_float("WEBHOOK_RETRY_BASE", 10.0)  # seconds before the first retry, doubled each time
+
+# --- Feedback layer: review queue, Gaps, digest (review/, feedback/) ---
+from celery.schedules import crontab  # noqa: E402
+
+CELERY_BEAT_SCHEDULE |= {
+    "review-sweep": {"task": "review.tasks.review_sweep_all", "schedule": 600.0},
+    "gaps-refresh": {"task": "feedback.tasks.gaps_refresh_all", "schedule": 300.0},
+    "outcomes-refresh": {"task": "feedback.tasks.outcomes_refresh_all", "schedule": 1800.0},
+    # Monday morning, Moscow time (TIME_ZONE): last week's figures for every owner.
+    "weekly-digest": {"task": "feedback.tasks.send_digests", "schedule": crontab(hour=9, minute=0, day_of_week=1)},
+}
+CELERY_TIMEZONE = TIME_ZONE
+# A conversation without a new message for this long has ended as far as its outcome goes (minutes).
+FEEDBACK_IDLE_MINUTES = env_int("FEEDBACK_IDLE_MINUTES", 30)

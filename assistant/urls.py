@@ -9,6 +9,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("bots/", include("assistant.bots.urls")),
+    path("inbox/", include("assistant.inbox.urls")),
+    path("answers/", include("review.urls")),
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),

@@ -1,4 +1,5 @@
-"""The one outbound HTTP client for fetching other people's sites (crawler, robots.txt, sitemaps).
+"""The one outbound HTTP client for other people's servers: fetching sites (crawler, robots.txt,
+sitemaps) and posting to the owners' webhooks.
 
 Safe by default against SSRF: a site owner types any URL, and a page or a redirect can point
 anywhere, so every hop is checked before a connection is opened. The host name is resolved here,
@@ -196,6 +197,13 @@ class SafeClient:
             current = target
         raise TooManyRedirects(f"слишком много переадресаций (больше {self.max_redirects})")
 
+    def post(self, url: str, *, content: bytes, headers: dict[str, str] | None = None) -> Response:
+        """POST `content` to `url` with the same address checks and deadline as `get`. Redirects
+        are not followed (a webhook that moved answers 3xx, which the caller treats as a failure)."""
+        deadline = time.monotonic() + self.timeout
+        sent = {"User-Agent": settings.CRAWL_USER_AGENT, **(headers or {})}
+        return self._request(url, sent, deadline, self.max_bytes, None, method="POST", content=content)
+
     def pinned_addresses(self, url: httpx.URL) -> list[str]:
         """Where a request to `url` may connect: every resolved address checked, none skipped."""
         host, port = url.host, url.port or (443 if url.scheme == "https" else 80)
@@ -231,7 +239,7 @@ class SafeClient:
 
     def _request(
         self, url: str, headers: dict[str, str], deadline: float, max_bytes: int,
-        check_headers: HeadersCheck | None,
+        check_headers: HeadersCheck | None, *, method: str = "GET", content: bytes | None = None,
     ) -> Response:
         parsed = parse_web_url(url)
         addresses = self.pinned_addresses(parsed)
@@ -242,21 +250,21 @@ class SafeClient:
         for address in addresses:
             try:
                 return self._request_at(parsed, address, {**headers, "Host": host_header}, deadline,
-                                        max_bytes, check_headers)
+                                        max_bytes, check_headers, method=method, content=content)
             except httpx.ConnectError as exc:
                 last_error = exc
         raise Unreachable(f"не удалось подключиться к {parsed.host}") from last_error
 
     def _request_at(
         self, url: httpx.URL, address: str, headers: dict[str, str], deadline: float, max_bytes: int,
-        check_headers: HeadersCheck | None,
+        check_headers: HeadersCheck | None, *, method: str = "GET", content: bytes | None = None,
     ) -> Response:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise FetchTimeout(f"таймаут {_format_seconds(self.timeout)} с")
         extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
         request = self._client_for(url.host).build_request(
-            "GET", url.copy_with(host=address.split("%")[0]), headers=headers,
+            method, url.copy_with(host=address.split("%")[0]), headers=headers, content=content,
             timeout=httpx.Timeout(remaining), extensions=extensions,
         )
         try:

@@ -183,3 +183,23 @@ def lexicon_refresh(*, bot_id: int) -> int:
         # are planned as one row, and every word of a question then scans them all (7 ms at 16k).
         cursor.execute("ANALYZE knowledge_lexeme")
     return count
+
+
+def lexicon_adjust(*, entry_id: int, delta: int) -> None:
+    """Count one entry's lexemes in (+1) or out (-1) of its bot's lexicon at once, without the full
+    rebuild: an owner's answer must be found by its words on the next message, and a rebuild costs
+    seconds at 100k entries. The next `lexicon_refresh` recomputes the exact figures anyway."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
+            "SELECT e.bot_id, w.word, greatest(%s, 0) FROM knowledge_entry e, "
+            "unnest(tsvector_to_array(e.search_vector)) AS w(word) WHERE e.id = %s "
+            "UNION ALL SELECT e.bot_id, '', greatest(%s, 0) FROM knowledge_entry e WHERE e.id = %s "
+            "ON CONFLICT (bot_id, lexeme) DO UPDATE SET df = greatest(knowledge_lexeme.df + %s, 0)",
+            [delta, entry_id, delta, entry_id, delta],
+        )
+        cursor.execute(
+            "DELETE FROM knowledge_lexeme l USING knowledge_entry e "
+            "WHERE e.id = %s AND l.bot_id = e.bot_id AND l.df <= 0 AND l.lexeme <> ''",
+            [entry_id],
+        )

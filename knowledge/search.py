@@ -54,7 +54,8 @@ UNKNOWN_PENALTY = 0.3
 # Entry factor: weight 0.5 (a page chunk) -> 0.9, weight 1.0 (a correction) -> 1.0.
 WEIGHT_BASE = 0.8
 WEIGHT_SLOPE = 0.2
-# An entry whose page or answer was flagged for review counts this much less.
+# An entry flagged for review, or whose page is, counts this much less (correction memory marks
+# the entries behind a corrected answer; an owner can flag a whole page in the admin).
 REVIEW_PENALTY = 0.15
 BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
 
@@ -93,6 +94,7 @@ class SearchResult:
     kind: str
     score: float
     components: dict[str, float] = field(default_factory=dict)
+    review_needed: bool = False
 
 
 def search_entries(
@@ -177,7 +179,7 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
     }
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
-        score=score, components=components,
+        score=score, components=components, review_needed=s.review_needed,
     )
 
 
@@ -255,7 +257,8 @@ by_text AS MATERIALIZED (
     ORDER BY ts_rank_cd(e.search_vector, q.any_words, 1) DESC LIMIT %(n_text)s
 ),
 candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text)
-SELECT e.id, e.kind, e.url, e.title, e.text, e.weight, e.review_needed,
+SELECT e.id, e.kind, e.url, e.title, e.text, e.weight,
+       e.review_needed OR coalesce((SELECT p.review_needed FROM knowledge_page p WHERE p.id = e.page_id), false),
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
        coalesce((SELECT sum(t.idf * CASE WHEN v.sv @@ t.word_q THEN 1.0
                                          WHEN v.sv @@ t.lexeme_q THEN t.credit ELSE 0.0 END)

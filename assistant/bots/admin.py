@@ -4,13 +4,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
-from assistant.bots.models import Bot, Membership
+from assistant.bots.models import Bot, Holiday, Membership, OpeningHours
 
 
 class MembershipInline(admin.TabularInline):
@@ -19,16 +20,59 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class BotSettingsInline(admin.TabularInline):
+    """Rows that are part of a bot's settings: whoever may change the bot may change them (owners
+    hold no Django model permissions; the bot decides)."""
+
+    extra = 0
+
+    def _allowed(self, request: HttpRequest, obj: Any) -> bool:
+        return obj is None or may_access_bot(request, obj.pk)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._allowed(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._allowed(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._allowed(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._allowed(request, obj)
+
+
+class OpeningHoursInline(BotSettingsInline):
+    """The operators' weekly schedule, edited on the bot's page (no rows: operators at any time)."""
+
+    model = OpeningHours
+    verbose_name_plural = _("Часы работы операторов (пусто — операторы отвечают в любое время)")
+
+
+class HolidayInline(BotSettingsInline):
+    model = Holiday
+
+
 @admin.register(Bot)
 class BotAdmin(BotScopedAdmin):
     list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
     search_fields = ["name", "slug", "site_url"]
-    readonly_fields = ["public_key", "embed_snippet", "created_at"]
-    inlines = [MembershipInline]
+    readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at"]
+    # An address typed without a scheme (shop.example/privacy) is read as https://.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),
         (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
         (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
+        (_("Операторы"), {"fields": [
+            "operator_alert_minutes", "lead_offer_minutes", "privacy_policy_url", "retention_days",
+        ]}),
+        (_("Когда бот сам предлагает оператора"), {"fields": [
+            "escalate_on_thumbs_down", "escalate_on_complaint", "escalate_on_rephrase", "escalate_on_no_answers",
+        ]}),
+        (_("Уведомления (webhook)"), {"fields": ["webhook_url", "webhook_secret"]}),
+        (_("Проверка ответов"), {"fields": ["review_by_operators"]}),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
@@ -39,7 +83,9 @@ class BotAdmin(BotScopedAdmin):
 
     def get_inlines(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         # Only a superuser manages accounts: an owner must not browse other people's users.
-        return list(self.inlines) if getattr(request.user, "is_superuser", False) else []
+        if getattr(request.user, "is_superuser", False):
+            return list(self.inlines)
+        return [inline for inline in self.inlines if inline is not MembershipInline]
 
     def _obj_bot_id(self, obj: Any) -> int | None:
         return int(obj.pk)

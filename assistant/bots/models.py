@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import secrets
+import zoneinfo
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -19,7 +21,22 @@ def new_public_key() -> str:
     return secrets.token_urlsafe(18)
 
 
+def new_webhook_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def validate_timezone(value: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValidationError(
+            _("Неизвестный часовой пояс «%(value)s». Пример: Europe/Moscow."), params={"value": value}
+        ) from exc
+
+
 _unit = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+_web_url = [URLValidator(schemes=["http", "https"])]
+_minutes = [MinValueValidator(1), MaxValueValidator(24 * 60)]
 
 
 class Bot(models.Model):
@@ -31,18 +48,60 @@ class Bot(models.Model):
     slug = models.SlugField(_("код"), max_length=64, unique=True)
     site_url = models.URLField(_("адрес сайта"), max_length=500, blank=True)
     language = models.CharField(_("язык"), max_length=2, choices=Language.choices, default=Language.RU)
-    timezone = models.CharField(_("часовой пояс"), max_length=64, default="Europe/Moscow")
+    timezone = models.CharField(
+        _("часовой пояс"), max_length=64, default="Europe/Moscow", validators=[validate_timezone],
+        help_text=_("По нему считаются часы работы операторов, например Europe/Moscow."),
+    )
     public_key = models.CharField(_("ключ виджета"), max_length=64, unique=True, default=new_public_key)
     allowed_origins = models.JSONField(
         _("разрешённые источники виджета"), default=list, blank=True,
         help_text=_("Адреса сайтов (https://example.ru), на которых может работать виджет."),
     )
     handoff_enabled = models.BooleanField(_("передача оператору"), default=True)
+    review_by_operators = models.BooleanField(
+        _("операторы проверяют ответы"), default=False,
+        help_text=_("Операторы бота тоже видят очередь проверки ответов и пробелы в знаниях."),
+    )
     match_threshold = models.FloatField(_("порог совпадения"), default=DEFAULT_MATCH, validators=_unit)
     confidence_threshold = models.FloatField(
         _("порог уверенности"), default=DEFAULT_CONFIDENCE, validators=_unit
     )
     fix_bonus = models.FloatField(_("перевес поправки"), default=DEFAULT_FIX_BONUS, validators=_unit)
+    # --- operators: alerts, leads, webhooks, escalation (assistant/behavior, assistant/inbox) ---
+    operator_alert_minutes = models.PositiveSmallIntegerField(
+        _("напомнить операторам через, мин"), default=2, validators=_minutes,
+        help_text=_("Если разговор ждёт оператора дольше, операторам бота уходит письмо."),
+    )
+    lead_offer_minutes = models.PositiveSmallIntegerField(
+        _("предложить оставить контакт через, мин"), default=5, validators=_minutes,
+        help_text=_(
+            "Если за это время никто из операторов не взял разговор, посетителю предлагается оставить контакт."
+        ),
+    )
+    privacy_policy_url = models.URLField(
+        _("политика обработки персональных данных"), max_length=500, blank=True, validators=_web_url,
+        help_text=_("Ссылка в форме «Оставить контакт»: без согласия с ней (152-ФЗ) контакт не принимается."),
+    )
+    webhook_url = models.URLField(
+        _("адрес для уведомлений (webhook)"), max_length=500, blank=True, validators=_web_url,
+        help_text=_("Сюда приходят события handoff.waiting, handoff.taken, conversation.closed, lead.created."),
+    )
+    webhook_secret = models.CharField(
+        _("секрет подписи уведомлений"), max_length=64, default=new_webhook_secret,
+        help_text=_("Тело запроса подписано HMAC-SHA256 этим секретом, подпись — в заголовке X-Spravka-Signature."),
+    )
+    retention_days = models.PositiveSmallIntegerField(
+        _("хранить переписку и контакты, дней"), default=365,
+        validators=[MinValueValidator(1), MaxValueValidator(3650)],
+    )
+    escalate_on_thumbs_down = models.BooleanField(_("предлагать оператора после «не помогло»"), default=True)
+    escalate_on_complaint = models.BooleanField(_("предлагать оператора после «нет, не то»"), default=True)
+    escalate_on_rephrase = models.BooleanField(
+        _("предлагать оператора, когда вопрос переспрашивают дважды"), default=True
+    )
+    escalate_on_no_answers = models.BooleanField(
+        _("предлагать оператора после двух «нет точного ответа» подряд"), default=True
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -70,3 +129,54 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} → {self.bot} ({self.role})"
+
+
+class OpeningHours(models.Model):
+    """When operators answer: one row per working interval of a weekday, in the bot's time zone.
+    A bot without rows has operators at any time."""
+
+    class Weekday(models.IntegerChoices):
+        MONDAY = 0, _("понедельник")
+        TUESDAY = 1, _("вторник")
+        WEDNESDAY = 2, _("среда")
+        THURSDAY = 3, _("четверг")
+        FRIDAY = 4, _("пятница")
+        SATURDAY = 5, _("суббота")
+        SUNDAY = 6, _("воскресенье")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="opening_hours")
+    weekday = models.PositiveSmallIntegerField(_("день недели"), choices=Weekday.choices)
+    opens = models.TimeField(_("с"))
+    closes = models.TimeField(_("до"))
+
+    class Meta:
+        verbose_name = _("часы работы операторов")
+        verbose_name_plural = _("часы работы операторов")
+        ordering = ["weekday", "opens"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(closes__gt=models.F("opens")), name="opening_hours_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_weekday_display()} {self.opens:%H:%M}–{self.closes:%H:%M}"
+
+    def clean(self) -> None:
+        if self.opens is not None and self.closes is not None and self.closes <= self.opens:
+            raise ValidationError(_("Время окончания должно быть позже начала."))
+
+
+class Holiday(models.Model):
+    """A day without operators, whatever the weekly schedule says."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="holidays")
+    date = models.DateField(_("дата"))
+    name = models.CharField(_("название"), max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("выходной день")
+        verbose_name_plural = _("выходные дни")
+        ordering = ["date"]
+        constraints = [models.UniqueConstraint(fields=["bot", "date"], name="holiday_unique_bot_date")]
+
+    def __str__(self) -> str:
+        return f"{self.date:%d.%m.%Y} {self.name}".strip()

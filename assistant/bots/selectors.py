@@ -46,3 +46,20 @@ def bot_by_slug(slug: str) -> Bot:
         return Bot.objects.get(slug=slug)
     except Bot.DoesNotExist as exc:
         raise BotNotFound(slug) from exc
+
+
+def member_emails(bot: Bot, *, role: str) -> list[str]:
+    """E-mail addresses of the bot's active members with `role` (the login when it is an e-mail)."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+
+    emails: list[str] = []
+    for membership in Membership.objects.filter(bot=bot, role=role, user__is_active=True).select_related("user"):
+        for candidate in (membership.user.email, membership.user.get_username()):
+            try:
+                validate_email(candidate)
+            except ValidationError:
+                continue
+            emails.append(candidate)
+            break
+    return sorted(set(emails))

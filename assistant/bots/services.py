@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from urllib.parse import urlsplit
 
@@ -11,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email, validate_slug
 from django.db import transaction
 
-from assistant.bots.models import Bot, Membership
+from assistant.bots.models import Bot, Membership, OpeningHours
 
 
 def origin_of(url: str) -> str:
@@ -47,3 +48,13 @@ def user_get_or_create(*, email: str, password: str = "") -> tuple[User, str]:
     password = password or secrets.token_urlsafe(9)
     user = user_model.objects.create_user(username=email, email=email, password=password, is_staff=True)
     return user, password
+
+
+def opening_hours_set(*, bot: Bot, rows: list[tuple[int, dt.time, dt.time]]) -> None:
+    """Replace the bot's weekly schedule of operators (weekday 0 = Monday, in the bot's time zone);
+    the admin edits the same rows inline."""
+    with transaction.atomic():
+        bot.opening_hours.all().delete()
+        OpeningHours.objects.bulk_create(
+            [OpeningHours(bot=bot, weekday=weekday, opens=opens, closes=closes) for weekday, opens, closes in rows]
+        )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
+from importlib import import_module
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,3 +71,41 @@ def client_ip(scope: dict[str, Any]) -> str | None:
                 return ip
     client = scope.get("client")
     return _valid_ip(client[0]) if client else None
+
+
+def own_origin(scope: dict[str, Any]) -> str | None:
+    """This server's origin as the socket's request addressed it (`Host`, ws → http, wss → https)."""
+    host = header(scope, b"host")
+    if not host:
+        return None
+    scheme = "https" if scope.get("scheme") in ("wss", "https") else "http"
+    return normalize_origin(f"{scheme}://{host}")
+
+
+def is_own_origin(origin: str | None, scope: dict[str, Any]) -> bool:
+    """The page that opened the socket is served by this server itself (or its public address)."""
+    wanted = normalize_origin(origin) if origin else None
+    if wanted is None:
+        return False
+    return wanted in {own_origin(scope), normalize_origin(settings.SPRAVKA_PUBLIC_URL)}
+
+
+def session_member(scope: dict[str, Any], bot_id: int) -> bool:
+    """Whether the browser's signed-in session (Django's session cookie) belongs to a member of
+    the bot. Read only for sockets opened from this server's own pages."""
+    from django.contrib.auth import get_user
+
+    from assistant.bots.selectors import bots_for_user
+
+    cookies = header(scope, b"cookie") or ""
+    key = next(
+        (value for name, _, value in (part.strip().partition("=") for part in cookies.split(";"))
+         if name == settings.SESSION_COOKIE_NAME),
+        "",
+    )
+    if not key:
+        return False
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+    # Django's own check, the session hash included: a changed password signs old sessions out.
+    user = get_user(SimpleNamespace(session=store))  # type: ignore[arg-type]
+    return bool(user.is_authenticated) and bots_for_user(user).filter(pk=bot_id).exists()

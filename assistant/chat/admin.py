@@ -3,21 +3,34 @@ conversation go through services (handoff, close) and the operator inbox, never 
 
 from __future__ import annotations
 
+import csv
 from typing import Any
 
 from django.contrib import admin
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
-from assistant.chat.models import Conversation, Message
+from assistant.bots.models import Bot
+from assistant.chat import leads
+from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
 
 _MESSAGE_FIELDS: tuple[str, ...] = (
     "created_at", "role", "text", "intent", "confidence", "rating", "flags", "links", "source_entry_id",
 )
 _CONVERSATION_FIELDS: tuple[str, ...] = (
-    "bot", "visitor_id", "state", "variant", "outcome", "last_ip", "created_at", "updated_at",
+    "bot", "visitor_id", "state", "assigned_to", "page_url", "visitor_name", "visitor_contact", "variant",
+    "outcome", "last_ip", "created_at", "updated_at", "closed_at",
+)
+_LEAD_FIELDS: tuple[str, ...] = (
+    "bot", "conversation", "visitor_id", "name", "phone", "email", "question", "consent_text",
+    "consent_policy_url", "consented_at", "created_at",
+)
+_DELIVERY_FIELDS: tuple[str, ...] = (
+    "bot", "event", "url", "payload", "status", "attempts", "response_status", "error", "created_at", "delivered_at",
 )
 
 
@@ -58,6 +71,31 @@ class ConversationAdmin(BotScopedAdmin):
     readonly_fields = _CONVERSATION_FIELDS
     inlines = [MessageInline]
     date_hierarchy = "created_at"
+    actions = ["erase_visitors"]
+
+    @admin.action(description=_("Удалить все данные этих посетителей (переписку и контакты)"))
+    def erase_visitors(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
+        """A visitor's request to be forgotten, in one action: every conversation and lead of each
+        selected conversation's visitor, for that bot only."""
+        totals = {"conversations": 0, "messages": 0, "leads": 0}
+        for bot_id, visitor_id in set(queryset.values_list("bot_id", "visitor_id")):
+            if not may_access_bot(request, bot_id):
+                continue
+            counts = leads.visitor_erase(bot=Bot.objects.get(pk=bot_id), visitor_id=visitor_id)
+            totals = {key: totals[key] + counts[key] for key in totals}
+        self.message_user(request, _(
+            "Удалено: разговоров — %(conversations)s, сообщений — %(messages)s, контактов — %(leads)s."
+        ) % totals)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        # Erasing is an owner's decision: the action is theirs even though rows are never deleted one by one.
+        actions = super().get_actions(request)
+        if not self._member(request, None):
+            actions.pop("erase_visitors", None)
+        return actions
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).annotate(_message_count=Count("messages"))
@@ -72,5 +110,55 @@ class ConversationAdmin(BotScopedAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+
+@admin.register(Lead)
+class LeadAdmin(BotScopedAdmin):
+    """Contacts visitors left, with the consent they gave; read-only, exportable as CSV."""
+
+    list_display = ["created_at", "name", "phone", "email", "bot", "conversation_link"]
+    list_select_related = ["bot"]
+    search_fields = ["name", "phone", "email", "question"]
+    date_hierarchy = "created_at"
+    readonly_fields = fields = _LEAD_FIELDS
+    actions = ["export_csv"]
+
+    @admin.display(description=_("разговор"))
+    def conversation_link(self, obj: Lead) -> str:
+        if not obj.conversation_id:
+            return "—"
+        return format_html('<a href="{}">#{}</a>', reverse("inbox:conversation", args=[obj.conversation_id]),
+                           obj.conversation_id)
+
+    @admin.action(description=_("Скачать выбранные контакты (CSV)"))
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Lead]) -> HttpResponse:
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="leads.csv"'
+        response.write("\ufeff")
+        csv.writer(response).writerows(leads.lead_csv_rows(queryset.select_related("bot")))
+        return response
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(BotScopedAdmin):
+    """The log of webhook deliveries: what was sent where, how it went."""
+
+    list_display = ["created_at", "event", "bot", "status", "attempts", "response_status", "error"]
+    list_filter = ["status", "event"]
+    list_select_related = ["bot"]
+    readonly_fields = fields = _DELIVERY_FIELDS
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+

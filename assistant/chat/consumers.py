@@ -32,7 +32,8 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from assistant.bots.models import Bot
-from assistant.chat import access, frames, ratelimit, selectors, services
+from assistant.chat import access, frames, leads, ratelimit, selectors, services
+from assistant.chat.events import conversation_group
 from assistant.chat.exceptions import ChatError, HelloRequired, RateLimited, ServerError
 from assistant.chat.models import Conversation, Message
 
@@ -85,12 +86,6 @@ def close_db_connections() -> None:
 
 def _db(func: Callable[..., Any]) -> Callable[..., Any]:
     return sync_to_async(_keeping_connection(func), thread_sensitive=False, executor=_executor)
-
-
-def conversation_group(conversation_id: int) -> str:
-    """The channel-layer group of one conversation: the operator side sends `chat.message` and
-    `chat.state` events here to reach the visitor's open sockets."""
-    return f"chat.conversation.{conversation_id}"
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -158,11 +153,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._refuse(CLOSE_UNKNOWN_BOT, "unknown_bot", "Чат не настроен: ключ виджета не найден.")
             return
         origin = access.header(self.scope, b"origin")
-        if not access.origin_allowed(origin, self.bot.allowed_origins):
+        if not access.origin_allowed(origin, self.bot.allowed_origins) and not await self._member_at_home(origin):
             logger.warning("widget socket refused for bot %s: origin %r is not allowed", self.bot.slug, origin)
             await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", "Чат не разрешён на этом сайте.")
             return
         self.ip = access.client_ip(self.scope)
+
+    async def _member_at_home(self, origin: str | None) -> bool:
+        """The owner's own pages on this server (the «try» page) may open the widget of a bot
+        they belong to, whatever its allowed origins: the page's origin is this server's and the
+        browser sent the signed-in session of a member."""
+        assert self.bot is not None
+        if not access.is_own_origin(origin, self.scope):
+            return False
+        return bool(await _db(access.session_member)(self.scope, self.bot.pk))
 
     async def _refuse(self, code: int, error: str, message: str) -> None:
         self.bot = None
@@ -196,6 +200,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._rate(frame)
         elif isinstance(frame, frames.Button):
             await self._button(frame)
+        elif isinstance(frame, frames.LeadFrame):
+            await self._lead(frame)
 
     def _conversation(self) -> Conversation:
         if self.conversation is None:
@@ -204,7 +210,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def _hello(self, frame: frames.Hello) -> None:
         assert self.bot is not None
-        conversation = await _db(services.conversation_open)(bot=self.bot, visitor_id=frame.visitor_id, ip=self.ip)
+        conversation = await _db(services.conversation_open)(
+            bot=self.bot, visitor_id=frame.visitor_id, ip=self.ip, page_url=frame.page_url
+        )
         messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
         # One Bot instance per socket, the one just read with the conversation: thousands of idle
         # sockets each holding two copies of the same row add up.
@@ -212,7 +220,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self._join_group(conversation.pk)
         await self._send({
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
-            "messages": [frames.message_json(m) for m in messages],
+            "messages": [frames.message_json(m) for m in messages], "lead_form": frames.lead_form_json(self.bot),
         })
 
     async def _message(self, frame: frames.SendMessage) -> None:
@@ -276,6 +284,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if conversation.state != state_before:
             await self._send({"type": "state", "state": conversation.state})
 
+    async def _lead(self, frame: frames.LeadFrame) -> None:
+        conversation = self._conversation()
+        limits = ratelimit.lead_limits(bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=self.ip)
+        retry_after = await ratelimit.hit(limits)
+        if retry_after is not None:
+            raise RateLimited(retry_after, what="leads")
+        lead, notes = await _db(leads.lead_submit)(conversation=conversation, form=frame.form)
+        await self._send({"type": "lead_saved", "lead_id": lead.pk})
+        for message in notes:
+            await self._send({"type": "message", "message": frames.message_json(message)})
+
     async def _join_group(self, conversation_id: int) -> None:
         group = conversation_group(conversation_id)
         if group == self.group or self.channel_layer is None:
@@ -297,6 +316,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if self.conversation is not None:
             self.conversation.state = event["state"]
         await self._send({"type": "state", "state": event["state"]})
+
+    async def chat_typing(self, event: dict[str, Any]) -> None:
+        await self._send({"type": "typing", "on": bool(event["on"]), "by": event.get("by", "operator")})
 
     async def _send(self, frame: dict[str, Any]) -> None:
         """Send a frame unless the visitor has gone: an answer finished after the socket closed is

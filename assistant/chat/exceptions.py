@@ -65,6 +65,36 @@ class ServerError(ChatError):
 class RateLimited(ChatError):
     code = "rate_limited"
 
-    def __init__(self, retry_after: int) -> None:
+    _WHAT = {"messages": "сообщений", "leads": "заявок"}
+
+    def __init__(self, retry_after: int, *, what: str = "messages") -> None:
         self.retry_after = max(1, int(retry_after))
-        super().__init__(f"Слишком много сообщений подряд. Подождите {self.retry_after} с и попробуйте снова.")
+        super().__init__(
+            f"Слишком много {self._WHAT.get(what, 'сообщений')} подряд. "
+            f"Подождите {self.retry_after} с и попробуйте снова."
+        )
+
+
+class AlreadyTaken(ChatError):
+    """Another operator holds the conversation (the operator protocol's `already_taken`)."""
+
+    code = "already_taken"
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        super().__init__(f"Разговор уже ведёт {holder}.")
+
+
+class InvalidField(ChatError):
+    """A form field (the visitor's contact form) is missing or wrong; `field` names it."""
+
+    code = "invalid_field"
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class LeadUnavailable(ChatError):
+    code = "lead_unavailable"
+    default_message = "Оставить контакт здесь сейчас нельзя. Свяжитесь с нами через контакты на сайте."

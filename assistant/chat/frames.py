@@ -11,11 +11,16 @@ from typing import Any, Final
 
 from django.conf import settings
 
-from assistant.chat.exceptions import BadFrame, ChatError, FrameTooLarge, RateLimited
-from assistant.chat.models import Message
+from assistant.bots.models import Bot
+from assistant.chat import replies
+from assistant.chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited
+from assistant.chat.models import Conversation, Message
 from assistant.chat.replies import OPERATOR_BUTTON_ID
 
 MAX_ID_CHARS: Final = 64
+MAX_URL_CHARS: Final = 2000
+MAX_FORM_CHARS: Final = 300
+MAX_QUESTION_CHARS: Final = 4000
 BUTTON_IDS: Final = frozenset({OPERATOR_BUTTON_ID})
 
 
@@ -23,6 +28,7 @@ BUTTON_IDS: Final = frozenset({OPERATOR_BUTTON_ID})
 class Hello:
     visitor_id: str
     last_seen_id: int | None
+    page_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,17 +53,33 @@ class Ping:
     pass
 
 
-ClientFrame = Hello | SendMessage | Rate | Button | Ping
+@dataclass(frozen=True)
+class LeadForm:
+    """What the widget's contact form sent (checked by `leads.lead_submit`)."""
+
+    name: str
+    phone: str
+    email: str
+    question: str
+    consent: bool
 
 
-def _str(data: dict[str, Any], name: str, *, max_chars: int | None = None) -> str:
+@dataclass(frozen=True)
+class LeadFrame:
+    form: LeadForm
+
+
+ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame
+
+
+def field_str(data: dict[str, Any], name: str, *, max_chars: int | None = None) -> str:
     value = data.get(name)
     if not isinstance(value, str) or (max_chars is not None and not 0 < len(value) <= max_chars):
         raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» отсутствует или неверное.")
     return value
 
 
-def _int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int | None:
+def field_int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int | None:
     value = data.get(name)
     if value is None and nullable:
         return None
@@ -66,23 +88,48 @@ def _int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int | No
     return value
 
 
+def _optional_str(data: dict[str, Any], name: str, *, max_chars: int) -> str:
+    value = data.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > max_chars:
+        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» неверное.")
+    return value
+
+
 def _hello(data: dict[str, Any]) -> Hello:
-    return Hello(_str(data, "visitor_id", max_chars=MAX_ID_CHARS), _int(data, "last_seen_id", nullable=True))
+    return Hello(
+        field_str(data, "visitor_id", max_chars=MAX_ID_CHARS), field_int(data, "last_seen_id", nullable=True),
+        _optional_str(data, "page_url", max_chars=MAX_URL_CHARS) or None,
+    )
+
+
+def _lead(data: dict[str, Any]) -> LeadFrame:
+    consent = data.get("consent")
+    if not isinstance(consent, bool):
+        raise InvalidField("consent", "Без согласия на обработку персональных данных мы не можем сохранить контакт.")
+    return LeadFrame(LeadForm(
+        name=_optional_str(data, "name", max_chars=MAX_FORM_CHARS),
+        phone=_optional_str(data, "phone", max_chars=MAX_FORM_CHARS),
+        email=_optional_str(data, "email", max_chars=MAX_FORM_CHARS),
+        question=_optional_str(data, "question", max_chars=MAX_QUESTION_CHARS),
+        consent=consent,
+    ))
 
 
 def _message(data: dict[str, Any]) -> SendMessage:
-    return SendMessage(_str(data, "client_msg_id", max_chars=MAX_ID_CHARS), _str(data, "text"))
+    return SendMessage(field_str(data, "client_msg_id", max_chars=MAX_ID_CHARS), field_str(data, "text"))
 
 
 def _rate(data: dict[str, Any]) -> Rate:
-    message_id, rating = _int(data, "message_id"), _int(data, "rating")
+    message_id, rating = field_int(data, "message_id"), field_int(data, "rating")
     if message_id is None or rating not in (-1, 0, 1):
         raise BadFrame("Оценка может быть только 1 (полезно) или -1 (не помогло).")
     return Rate(message_id, rating)
 
 
 def _button(data: dict[str, Any]) -> Button:
-    button_id = _str(data, "id", max_chars=MAX_ID_CHARS)
+    button_id = field_str(data, "id", max_chars=MAX_ID_CHARS)
     if button_id not in BUTTON_IDS:
         raise BadFrame("Эта кнопка больше не работает. Обновите страницу.")
     return Button(button_id)
@@ -93,12 +140,13 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], ClientFrame]]] = {
     "message": _message,
     "rate": _rate,
     "button": _button,
+    "lead": _lead,
     "ping": lambda _data: Ping(),
 }
 
 
-def parse(text_data: str | None, bytes_data: bytes | None) -> ClientFrame:
-    """One client frame: JSON text, at most CHAT_MAX_FRAME_BYTES, of a known type."""
+def load_object(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
+    """A client frame's JSON object (any socket of ours): text, at most CHAT_MAX_FRAME_BYTES."""
     if text_data is None:
         raise BadFrame("Чат принимает только текстовые сообщения (JSON).")
     if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
@@ -107,8 +155,16 @@ def parse(text_data: str | None, bytes_data: bytes | None) -> ClientFrame:
         data = json.loads(text_data)
     except ValueError as exc:
         raise BadFrame("Не удалось разобрать сообщение: это не JSON.") from exc
+    except RecursionError as exc:
+        raise BadFrame("Не удалось разобрать сообщение: слишком глубокая вложенность.") from exc
     if not isinstance(data, dict):
         raise BadFrame("Не удалось разобрать сообщение: ожидался объект JSON.")
+    return data
+
+
+def parse(text_data: str | None, bytes_data: bytes | None) -> ClientFrame:
+    """One client frame: JSON text, at most CHAT_MAX_FRAME_BYTES, of a known type."""
+    data = load_object(text_data, bytes_data)
     kind = data.get("type")
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is None:
@@ -117,7 +173,8 @@ def parse(text_data: str | None, bytes_data: bytes | None) -> ClientFrame:
 
 
 def message_json(message: Message) -> dict[str, Any]:
-    """A message as the widget sees it: plain text (the widget escapes it), no internal flags."""
+    """A message as the widget sees it: plain text (the widget escapes it), no internal flags.
+    `author` is the operator's display name on operator messages, otherwise null."""
     return {
         "id": message.pk,
         "role": message.role,
@@ -127,6 +184,41 @@ def message_json(message: Message) -> dict[str, Any]:
         "rating": message.rating,
         "created_at": message.created_at.isoformat(),
         "client_msg_id": message.client_msg_id,
+        "author": message.author_name or None,
+    }
+
+
+def lead_form_json(bot: Bot) -> dict[str, str] | None:
+    """What the widget's contact form shows (and the lead keeps): the consent text and the policy
+    it links; null when the bot takes no contacts (no policy to consent to, or handoff is off)."""
+    if not bot.handoff_enabled or not replies.lead_form_available(bot):
+        return None
+    return {"consent": replies.say(bot, "lead_consent"), "policy_url": bot.privacy_policy_url}
+
+
+def display_name(user: Any) -> str:
+    """How an operator is named to visitors and colleagues: the full name, else the login's
+    part before «@» (an e-mail is never shown to a visitor)."""
+    full = (user.get_full_name() or "").strip()
+    return full or str(user.get_username()).split("@", 1)[0]
+
+
+def conversation_json(conversation: Conversation, *, last_message: Message | None = None) -> dict[str, Any]:
+    """A conversation as the operator protocol shows it (docs/operator-protocol.md). Reads no rows:
+    the caller has the bot and the assigned operator loaded."""
+    operator = conversation.assigned_to if conversation.assigned_to_id else None
+    return {
+        "id": conversation.pk,
+        "bot": {"slug": conversation.bot.slug, "name": conversation.bot.name},
+        "state": conversation.state,
+        "visitor": {
+            "id": conversation.visitor_id, "name": conversation.visitor_name, "contact": conversation.visitor_contact,
+        },
+        "page_url": conversation.page_url,
+        "waiting_since": conversation.waiting_since.isoformat() if conversation.waiting_since else None,
+        "assigned_to": {"id": operator.pk, "name": display_name(operator)} if operator is not None else None,
+        "last_message": message_json(last_message) if last_message is not None else None,
+        "unread": conversation.unread,
     }
 
 
@@ -138,4 +230,6 @@ def error_frame(error: ChatError, *, client_msg_id: str | None = None) -> dict[s
         frame["client_msg_id"] = client_msg_id
     if isinstance(error, RateLimited):
         frame["retry_after"] = error.retry_after
+    if isinstance(error, InvalidField):
+        frame["field"] = error.field
     return frame

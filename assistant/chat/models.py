@@ -6,10 +6,13 @@ What must stay true:
 - A client_msg_id is unique inside its conversation: a resent message is found, never stored twice.
 - A visitor message has at most one bot reply: a second answer racing the first loses at the
   database, so the visitor never sees two different answers to one question.
+- A conversation in `operator` state has the operator it is assigned to; `waiting_since` is set
+  exactly while it waits for one (the inbox sorts and alerts by it).
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -39,17 +42,41 @@ class Conversation(models.Model):
     variant = models.CharField(_("вариант эксперимента"), max_length=64, blank=True)
     outcome = models.CharField(_("итог"), max_length=64, blank=True)
     last_ip = models.GenericIPAddressField(_("последний IP"), null=True, blank=True)
+    page_url = models.CharField(_("страница посетителя"), max_length=500, blank=True)
+    visitor_name = models.CharField(_("имя посетителя"), max_length=200, blank=True)
+    visitor_contact = models.CharField(_("контакт посетителя"), max_length=254, blank=True)
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="assigned_conversations", verbose_name=_("оператор"),
+    )
+    waiting_since = models.DateTimeField(_("ждёт оператора с"), null=True, blank=True)
+    # Visitor messages no operator has opened yet (the inbox's badge); kept on the row so that a
+    # broadcast never needs a count query.
+    unread = models.PositiveIntegerField(_("непрочитано"), default=0)
+    alerted_at = models.DateTimeField(_("операторам напомнили"), null=True, blank=True)
+    lead_offered_at = models.DateTimeField(_("предложено оставить контакт"), null=True, blank=True)
+    # The bot offers a person by itself (escalation rules) at most once per conversation.
+    handoff_offered = models.BooleanField(_("оператор предложен"), default=False)
     created_at = models.DateTimeField(_("начат"), auto_now_add=True)
     updated_at = models.DateTimeField(_("обновлён"), auto_now=True)
+    closed_at = models.DateTimeField(_("завершён"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("разговор")
         verbose_name_plural = _("разговоры")
         ordering = ["-updated_at"]
-        indexes = [models.Index(fields=["bot", "visitor_id", "state"], name="conversation_bot_visitor_state")]
+        indexes = [
+            models.Index(fields=["bot", "visitor_id", "state"], name="conversation_bot_visitor_state"),
+            models.Index(fields=["bot", "state", "waiting_since"], name="conversation_bot_waiting"),
+            models.Index(fields=["bot", "-updated_at"], name="conversation_bot_recent"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["bot", "visitor_id"], condition=~models.Q(state="closed"), name="conversation_one_open"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(state="operator") | models.Q(assigned_to__isnull=False),
+                name="conversation_operator_assigned",
             ),
         ]
 
@@ -89,6 +116,12 @@ class Message(models.Model):
     )
     flags = models.JSONField(_("отметки"), default=_empty_flags, blank=True)
     llm_meta = models.JSONField(default=dict, blank=True)
+    # Who wrote an operator message (kept when the account is deleted: the name is in the transcript).
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="chat_messages", verbose_name=_("автор"),
+    )
+    author_name = models.CharField(_("имя автора"), max_length=150, blank=True)
     created_at = models.DateTimeField(_("время"), auto_now_add=True)
 
     class Meta:
@@ -112,3 +145,68 @@ class Message(models.Model):
 
     def flag(self, name: str) -> bool:
         return bool((self.flags or {}).get(name))
+
+
+class Lead(models.Model):
+    """A visitor's contact left in the widget's form, with the consent they gave (152-FZ): the
+    exact text shown, the policy it linked and when it was given."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="leads", verbose_name=_("бот"))
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.SET_NULL, null=True, blank=True, related_name="leads",
+        verbose_name=_("разговор"),
+    )
+    visitor_id = models.CharField(_("посетитель"), max_length=64, validators=[visitor_id_validator])
+    name = models.CharField(_("имя"), max_length=200)
+    phone = models.CharField(_("телефон"), max_length=32, blank=True, help_text=_("В формате E.164."))
+    email = models.EmailField(_("e-mail"), blank=True)
+    question = models.TextField(_("вопрос"), blank=True)
+    consent_text = models.TextField(_("текст согласия"))
+    consent_policy_url = models.CharField(_("политика, с которой согласились"), max_length=500)
+    consented_at = models.DateTimeField(_("согласие дано"))
+    created_at = models.DateTimeField(_("оставлен"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("контакт")
+        verbose_name_plural = _("контакты")
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["bot", "-created_at"], name="lead_bot_recent")]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(phone="", email=""), name="lead_phone_or_email"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.phone or self.email})"
+
+    @property
+    def contact(self) -> str:
+        return self.phone or self.email
+
+
+class WebhookDelivery(models.Model):
+    """One event sent to the owner's webhook URL, with how its attempts went."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("отправляется")
+        DELIVERED = "delivered", _("доставлено")
+        FAILED = "failed", _("не доставлено")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="webhook_deliveries", verbose_name=_("бот"))
+    event = models.CharField(_("событие"), max_length=64)
+    url = models.CharField(_("адрес"), max_length=500)
+    payload = models.JSONField(_("данные"))
+    status = models.CharField(_("статус"), max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(_("попыток"), default=0)
+    response_status = models.PositiveSmallIntegerField(_("код ответа"), null=True, blank=True)
+    error = models.CharField(_("ошибка"), max_length=500, blank=True)
+    created_at = models.DateTimeField(_("создано"), auto_now_add=True)
+    delivered_at = models.DateTimeField(_("доставлено в"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("уведомление (webhook)")
+        verbose_name_plural = _("уведомления (webhook)")
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["bot", "-created_at"], name="webhook_bot_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.event} → {self.url} ({self.status})"

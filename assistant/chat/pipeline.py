@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
+from assistant.behavior import hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
 from assistant.chat import facts, prompt, replies
@@ -191,9 +192,15 @@ def _rule_reply(bot: Bot, intent: str) -> Reply | None:
     if intent == "whoami":
         return _canned(intent, replies.whoami(bot))
     if intent == "operator":
-        if bot.handoff_enabled:
+        if not bot.handoff_enabled:
+            return _canned(intent, replies.handoff_disabled(bot), escalation=True)
+        if hours.operators_available(bot):
             return _canned(intent, replies.say(bot, "handoff"), escalation=True, state=STATE_WAITING_OPERATOR)
-        return _canned(intent, replies.handoff_disabled(bot), escalation=True)
+        # Outside the operators' hours nobody would come: say when they work, offer the contact form.
+        reply = _canned(intent, replies.out_of_hours(bot, hours.schedule_text(bot, replies.language(bot))),
+                        escalation=True)
+        reply.buttons = replies.handoff_buttons(bot, operators_available=False)
+        return reply
     if intent in {"order", "greeting", "thanks"}:
         return _canned(intent, replies.say(bot, intent))
     return None
@@ -257,9 +264,10 @@ def _reply(bot: Bot, intent: str, found: Found, *, text: str, entry: SearchResul
 def _no_answer(bot: Bot, intent: str, found: Found) -> Reply:
     reply = _reply(bot, intent, found, text=replies.say(bot, "no_answer"))
     reply.flags["unanswered"] = True
-    if bot.handoff_enabled:
-        reply.text += replies.say(bot, "no_answer_handoff")
-        reply.buttons = [replies.operator_button(bot)]
+    reply.buttons = replies.handoff_buttons(bot, operators_available=hours.operators_available(bot))
+    if reply.buttons:
+        lead = reply.buttons[0]["id"] == replies.LEAD_BUTTON_ID
+        reply.text += replies.say(bot, "no_answer_lead" if lead else "no_answer_handoff")
     return reply
 
 

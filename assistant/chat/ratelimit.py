@@ -22,7 +22,7 @@ _clients: dict[int, tuple[asyncio.AbstractEventLoop, aioredis.Redis]] = {}
 
 @dataclass(frozen=True)
 class Limit:
-    scope: str  # "visitor" or "ip"
+    scope: str  # "visitor", "ip", "lead-visitor", "lead-ip"
     identity: str
     limit: int
     window: int  # seconds
@@ -38,6 +38,16 @@ def message_limits(*, bot_id: int, visitor_id: str, ip: str | None) -> list[Limi
     limits = [Limit("visitor", f"{bot_id}:{visitor_id}", settings.CHAT_RATE_VISITOR, window)]
     if ip:
         limits.append(Limit("ip", ip, settings.CHAT_RATE_IP, window))
+    return [limit for limit in limits if limit.limit > 0]
+
+
+def lead_limits(*, bot_id: int, visitor_id: str, ip: str | None) -> list[Limit]:
+    """The limits one contact form counts against (CHAT_RATE_LEADS_*): a form is a write a script
+    could repeat to flood an owner's leads."""
+    window = settings.CHAT_RATE_WINDOW
+    limits = [Limit("lead-visitor", f"{bot_id}:{visitor_id}", settings.CHAT_RATE_LEADS_VISITOR, window)]
+    if ip:
+        limits.append(Limit("lead-ip", ip, settings.CHAT_RATE_LEADS_IP, window))
     return [limit for limit in limits if limit.limit > 0]
 
 

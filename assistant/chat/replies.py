@@ -10,6 +10,8 @@ from typing import Final
 from assistant.bots.models import Bot
 
 OPERATOR_BUTTON_ID: Final = "operator"
+# Opens the contact form in the widget itself (never sent to the server as a button frame).
+LEAD_BUTTON_ID: Final = "lead"
 
 TEXTS: Final[dict[str, dict[str, str]]] = {
     "ru": {
@@ -28,8 +30,28 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "handoff_system": "Оператор подключится в ближайшее время. Пока можете описать вопрос подробнее.",
         "no_answer": "К сожалению, точного ответа у меня нет.",
         "no_answer_handoff": " Пригласить оператора? Он во всём разберётся.",
+        "no_answer_lead": " Оставьте контакт, и мы ответим, как только сможем.",
         "operator_button": "Позвать оператора",
         "failure": "Извините, у меня не получилось ответить. Попробуйте спросить ещё раз чуть позже.",
+        "operator_joined": "Оператор {name} на связи.",
+        "operator_released": "Оператор вернул разговор виртуальному помощнику. Я снова отвечаю на ваши вопросы.",
+        "operator_closed": "Оператор завершил разговор. Если появятся вопросы, напишите нам снова.",
+        "still_waiting": "Оператор уже приглашён и ответит здесь, как только освободится.",
+        "operators_busy": "Операторы пока заняты. Оставьте контакт, и мы свяжемся с вами.",
+        "out_of_hours": (
+            "Сейчас операторы не работают{hours}. Оставьте контакт, и мы свяжемся с вами в рабочее время."
+        ),
+        "out_of_hours_no_form": (
+            "Сейчас операторы не работают{hours}. Связаться с компанией можно через контакты на сайте{site}."
+        ),
+        "hours": " (часы работы: {schedule})",
+        "lead_button": "Оставить контакт",
+        "lead_consent": (
+            "Я даю согласие на обработку моих персональных данных в соответствии "
+            "с политикой обработки персональных данных."
+        ),
+        "lead_saved": "Спасибо, {name}! Мы свяжемся с вами: {contact}.",
+        "escalation_offer": "Похоже, я не смог помочь. Позвать оператора? Он ответит здесь же.",
     },
     "en": {
         "whoami": (
@@ -47,8 +69,26 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "handoff_system": "An operator will join shortly. Meanwhile you can describe your question in more detail.",
         "no_answer": "Sorry, I do not have an exact answer to that.",
         "no_answer_handoff": " Shall I invite an operator? They will sort it out.",
+        "no_answer_lead": " Leave your contact and we will answer as soon as we can.",
         "operator_button": "Call an operator",
         "failure": "Sorry, I could not answer right now. Please try again a little later.",
+        "operator_joined": "{name} from our team has joined the chat.",
+        "operator_released": "The operator handed the conversation back to me, the virtual assistant. Ask away.",
+        "operator_closed": "The operator closed the conversation. Write again any time you have a question.",
+        "still_waiting": "An operator has been called and will reply here as soon as they are free.",
+        "operators_busy": "All operators are busy. Leave your contact and we will get back to you.",
+        "out_of_hours": (
+            "Our operators are not working right now{hours}. "
+            "Leave your contact and we will get back to you during working hours."
+        ),
+        "out_of_hours_no_form": (
+            "Our operators are not working right now{hours}. Please use the contacts on the site{site}."
+        ),
+        "hours": " (working hours: {schedule})",
+        "lead_button": "Leave a contact",
+        "lead_consent": "I consent to the processing of my personal data under the personal data policy.",
+        "lead_saved": "Thank you, {name}! We will contact you: {contact}.",
+        "escalation_offer": "It looks like I could not help. Shall I call an operator? They will reply right here.",
     },
 }
 
@@ -65,6 +105,33 @@ def say(bot: Bot, key: str, **values: str) -> str:
 
 def operator_button(bot: Bot) -> dict[str, str]:
     return {"id": OPERATOR_BUTTON_ID, "label": say(bot, "operator_button")}
+
+
+def lead_button(bot: Bot) -> dict[str, str]:
+    return {"id": LEAD_BUTTON_ID, "label": say(bot, "lead_button")}
+
+
+def lead_form_available(bot: Bot) -> bool:
+    """A contact may be taken only with consent to a policy the visitor can open (152-FZ)."""
+    return bool(bot.privacy_policy_url)
+
+
+def handoff_buttons(bot: Bot, *, operators_available: bool) -> list[dict[str, str]]:
+    """The way to a person under a reply: call an operator while one works; otherwise leave a
+    contact (when the bot has a privacy policy to consent to); otherwise nothing."""
+    if not bot.handoff_enabled:
+        return []
+    if operators_available:
+        return [operator_button(bot)]
+    return [lead_button(bot)] if lead_form_available(bot) else []
+
+
+def out_of_hours(bot: Bot, schedule: str) -> str:
+    hours = say(bot, "hours", schedule=schedule) if schedule else ""
+    if lead_form_available(bot):
+        return say(bot, "out_of_hours", hours=hours)
+    site = f": {bot.site_url}" if bot.site_url else ""
+    return say(bot, "out_of_hours_no_form", hours=hours, site=site)
 
 
 def whoami(bot: Bot) -> str:

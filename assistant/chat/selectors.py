@@ -3,10 +3,17 @@ another conversation is simply not found."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Final
 
+from django.db.models import Count, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Now
+
 from assistant.bots.models import Bot
-from assistant.chat.models import Conversation, Message
+from assistant.chat.friction import is_complaint
+from assistant.chat.models import Conversation, Lead, Message
 
 RESUME_LAST: Final = 50
 # Messages the chain sees as history: enough for "а в Казань?" to make sense, short enough for a prompt.
@@ -63,3 +70,274 @@ def recent_messages(conversation: Conversation, limit: int = 4) -> list[Message]
     # Through the plain manager: the related manager would re-read each row's deferred conversation_id.
     rows = Message.objects.filter(conversation_id=conversation.pk).order_by("-id")
     return list(rows.only("id", "role", "text", "flags")[:limit])
+
+
+# --- for the operators' inbox (assistant/inbox) -----------------------------------------------------
+
+INBOX_RECENT: Final = 50
+INBOX_WAITING_MAX: Final = 1000
+TRANSCRIPT_LAST: Final = 500
+
+
+def _with_last_messages(conversations: list[Conversation]) -> list[Conversation]:
+    """Attach `last_message` to each conversation: one query for all of them."""
+    ids = [c.last_message_id for c in conversations if getattr(c, "last_message_id", None)]  # type: ignore[attr-defined]
+    by_id = Message.objects.in_bulk(ids)
+    for conversation in conversations:
+        conversation.last_message = by_id.get(getattr(conversation, "last_message_id", None))  # type: ignore[attr-defined]
+    return conversations
+
+
+def _inbox_rows(queryset: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """With each row's last message said by a person or the bot (system notes make a poor preview)."""
+    last = (
+        Message.objects.filter(conversation=OuterRef("pk")).exclude(role=Message.Role.SYSTEM)
+        .order_by("-id").values("id")[:1]
+    )
+    return queryset.select_related("bot", "assigned_to").annotate(last_message_id=Subquery(last))
+
+
+@dataclass(frozen=True)
+class InboxQueue:
+    waiting: list[Conversation]  # longest waiting first
+    mine: list[Conversation]  # held by the operator, latest activity first
+    recent: list[Conversation]  # everything else of the operator's bots, latest first
+
+    def all(self) -> list[Conversation]:
+        return [*self.waiting, *self.mine, *self.recent]
+
+
+def inbox_queue(*, bot_ids: Collection[int], operator_id: int, recent: int = INBOX_RECENT) -> InboxQueue:
+    """What an operator's inbox lists: every waiting conversation of their bots, the ones they
+    hold, and the latest others. Four queries whatever the size of the queue."""
+    base = Conversation.objects.filter(bot_id__in=list(bot_ids))
+    waiting = list(_inbox_rows(base.filter(state=Conversation.State.WAITING_OPERATOR))
+                   .order_by("waiting_since", "pk")[:INBOX_WAITING_MAX])
+    mine = list(_inbox_rows(base.filter(state=Conversation.State.OPERATOR, assigned_to_id=operator_id))
+                .order_by("-updated_at"))
+    shown = [c.pk for c in (*waiting, *mine)]
+    others = list(_inbox_rows(base.exclude(pk__in=shown).exclude(state=Conversation.State.WAITING_OPERATOR))
+                  .order_by("-updated_at")[:recent])
+    _with_last_messages([*waiting, *mine, *others])
+    return InboxQueue(waiting=waiting, mine=mine, recent=others)
+
+
+def inbox_conversation(*, bot_ids: Collection[int], conversation_id: int) -> Conversation | None:
+    """One conversation of these bots, as the inbox shows it; None for any other id."""
+    rows = list(_inbox_rows(Conversation.objects.filter(bot_id__in=list(bot_ids), pk=conversation_id)))
+    return _with_last_messages(rows)[0] if rows else None
+
+
+def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LAST) -> list[Message]:
+    """The conversation's messages, oldest first (the last `limit`)."""
+    latest = list(Message.objects.filter(conversation_id=conversation.pk).order_by("-id")[:limit])
+    return latest[::-1]
+
+
+def unanswered_question_ids(messages: list[Message]) -> set[int]:
+    """The visitor messages the bot could not answer (their reply said «нет точного ответа»)."""
+    return {m.reply_to_id for m in messages if m.role == Message.Role.BOT and m.flag("unanswered") and m.reply_to_id}
+
+
+def waiting_longer_than_alert() -> list[Conversation]:
+    """Waiting conversations past their bot's alert time that no e-mail has gone out for."""
+    limit = ExpressionWrapper(F("bot__operator_alert_minutes") * timedelta(minutes=1), output_field=DurationField())
+    return list(
+        Conversation.objects.filter(state=Conversation.State.WAITING_OPERATOR, alerted_at__isnull=True)
+        .annotate(limit=limit)
+        .filter(waiting_since__lt=Now() - F("limit"))
+        .select_related("bot")
+        .order_by("waiting_since")[:500]
+    )
+
+
+def leads_for_bots(*, bot_ids: Collection[int]) -> QuerySet[Lead]:
+    """The leads of these bots, newest first."""
+    return Lead.objects.filter(bot_id__in=list(bot_ids)).select_related("bot", "conversation").order_by("-created_at")
+# --- for the layers above chat (review, feedback): flagged answers, gaps, outcomes -----------------
+# They read the chat only through these functions (DESIGN.md, Boundaries).
+
+_CANNED_ROUTES: Final = frozenset({"rules", "model_intent"})
+_NOT_QUESTIONS: Final = frozenset({"operator", "greeting", "thanks", "whoami"})
+REVIEW_CONTEXT: Final = 2  # visitor messages shown before the answer under review
+
+
+def is_canned(message: Message) -> bool:
+    """A reply the rules wrote (greeting, «зову оператора»): nothing in it for an owner to correct."""
+    return (message.llm_meta or {}).get("route") in _CANNED_ROUTES
+
+
+@dataclass(frozen=True)
+class ReviewTarget:
+    """The bot answer a flagged message asks an owner to look at, and why."""
+
+    answer: Message
+    question: str
+    reasons: frozenset[str]  # low_confidence | friction | escalation
+
+
+def answer_reasons(answer: Message) -> set[str]:
+    reasons = set()
+    if answer.flag("low_confidence") or answer.flag("unanswered"):
+        reasons.add("low_confidence")
+    if answer.flag("friction") or answer.rating < 0:
+        reasons.add("friction")
+    return reasons
+
+
+def _answer_before(message: Message) -> Message | None:
+    """The latest real (not canned) bot answer before `message` in its conversation."""
+    rows = Message.objects.filter(conversation_id=message.conversation_id, role=Message.Role.BOT, id__lt=message.pk)
+    for candidate in rows.select_related("reply_to").order_by("-id")[:5]:
+        if not is_canned(candidate):
+            return candidate
+    return None
+
+
+def review_target(message_id: int) -> ReviewTarget | None:
+    """Resolve a flagged message (see chat.signals) to the answer to review. A handoff note or the
+    canned «зову оператора» points at the answer before it: that is what did not help. None when
+    there is nothing to judge (the first thing the visitor did was to ask for a person)."""
+    message = Message.objects.select_related("reply_to").filter(pk=message_id).first()
+    if message is None:
+        return None
+    escalation = message.role == Message.Role.SYSTEM or (message.role == Message.Role.BOT and is_canned(message))
+    if escalation and not message.flag("escalation"):
+        return None
+    answer = _answer_before(message) if escalation else message
+    if answer is None or answer.role != Message.Role.BOT:
+        return None
+    reasons = answer_reasons(answer) | ({"escalation"} if escalation else set())
+    question = answer.reply_to.text if answer.reply_to else ""
+    # The answer to «нет, не то» is not reviewed on its own: the complaint flagged the answer before it.
+    if not reasons or (not escalation and is_complaint(question)):
+        return None
+    return ReviewTarget(answer=answer, question=question, reasons=frozenset(reasons))
+
+
+@dataclass(frozen=True)
+class AnswerContext:
+    before: list[Message]  # the visitor's messages since the previous bot answer, oldest first
+    after: Message | None  # what the visitor said next (often the complaint)
+
+
+def answer_context(answer: Message) -> AnswerContext:
+    earlier = list(
+        Message.objects.filter(conversation_id=answer.conversation_id, id__lt=answer.pk)
+        .exclude(role=Message.Role.SYSTEM).order_by("-id").only("id", "role", "text", "created_at")[:REVIEW_CONTEXT + 1]
+    )
+    before: list[Message] = []
+    for message in earlier:
+        if message.role != Message.Role.VISITOR:
+            break
+        before.append(message)
+    after = (
+        Message.objects.filter(conversation_id=answer.conversation_id, id__gt=answer.pk, role=Message.Role.VISITOR)
+        .order_by("id").only("id", "role", "text", "created_at").first()
+    )
+    return AnswerContext(before=before[:REVIEW_CONTEXT][::-1], after=after)
+
+
+def flagged_message_ids(*, bot: Bot, since: datetime) -> list[int]:
+    """Flagged bot answers and handoff notes since `since`: the review queue's catch-up sweep."""
+    flagged = (
+        Q(flags__low_confidence=True) | Q(flags__unanswered=True) | Q(flags__friction=True)
+        | Q(flags__escalation=True) | Q(rating__lt=0)
+    )
+    rows = Message.objects.filter(
+        flagged, bot=bot, created_at__gte=since, role__in=[Message.Role.BOT, Message.Role.SYSTEM]
+    )
+    return list(rows.order_by("id").values_list("id", flat=True))
+
+
+@dataclass(frozen=True)
+class GapQuestion:
+    """A visitor question the bot did not answer well: «нет точного ответа», an answer with low
+    confidence, or a conversation handed to an operator."""
+
+    message_id: int  # the visitor's question
+    trigger_id: int  # the bot answer or handoff note that made it a gap
+    text: str
+    asked_at: datetime
+    reason: str  # unanswered | low_confidence | handoff
+
+
+def gap_questions_after(*, bot: Bot, after_id: int, limit: int = 500) -> list[GapQuestion]:
+    """Gap questions whose trigger message id is above `after_id`, oldest first (a cursor read)."""
+    triggers = Message.objects.filter(bot=bot, id__gt=after_id).filter(
+        (Q(role=Message.Role.BOT) & (Q(flags__unanswered=True) | Q(flags__low_confidence=True)))
+        | (Q(role=Message.Role.SYSTEM) & Q(flags__escalation=True))
+    )
+    out: list[GapQuestion] = []
+    for trigger in triggers.select_related("reply_to").order_by("id")[:limit]:
+        if trigger.role == Message.Role.BOT and is_canned(trigger):
+            continue
+        question = trigger.reply_to if trigger.role == Message.Role.BOT else _question_before(trigger)
+        if question is None or question.intent in _NOT_QUESTIONS or is_complaint(question.text):
+            continue
+        reason = (
+            "handoff" if trigger.role == Message.Role.SYSTEM
+            else "unanswered" if trigger.flag("unanswered") else "low_confidence"
+        )
+        out.append(GapQuestion(message_id=question.pk, trigger_id=trigger.pk, text=question.text,
+                               asked_at=question.created_at, reason=reason))
+    return out
+
+
+def last_message_id(*, bot: Bot) -> int:
+    return Message.objects.filter(bot=bot).order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def _question_before(note: Message) -> Message | None:
+    """The visitor's last real question before a handoff note («позовите оператора» is not one)."""
+    rows = Message.objects.filter(conversation_id=note.conversation_id, id__lt=note.pk, role=Message.Role.VISITOR)
+    for message in rows.order_by("-id")[:5]:
+        if message.intent not in _NOT_QUESTIONS:
+            return message
+    return None
+
+
+@dataclass(frozen=True)
+class ConversationFacts:
+    """What happened in one conversation, for its outcome."""
+
+    conversation_id: int
+    started_at: datetime
+    state: str
+    outcome: str  # as chat stored it ("" when nobody set one)
+    visitor_messages: int
+    bot_answers: int
+    operator_messages: int
+    handed_off: bool
+    last_answer_unanswered: bool
+    lead: bool = False  # the visitor left a contact in the widget's form
+
+
+def conversation_facts(*, bot: Bot, updated_before: datetime, updated_after: datetime) -> list[ConversationFacts]:
+    """Conversations of `bot` last updated in (updated_after, updated_before], with counts."""
+    last_bot = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.BOT).order_by("-id")
+    rows = (
+        Conversation.objects.filter(bot=bot, updated_at__gt=updated_after, updated_at__lte=updated_before)
+        .annotate(
+            n_visitor=Count("messages", filter=Q(messages__role=Message.Role.VISITOR)),
+            n_bot=Count("messages", filter=Q(messages__role=Message.Role.BOT)),
+            n_operator=Count("messages", filter=Q(messages__role=Message.Role.OPERATOR)),
+            n_handoff=Count("messages", filter=Q(messages__role=Message.Role.SYSTEM, messages__flags__escalation=True)),
+            last_unanswered=Subquery(last_bot.values("flags__unanswered")[:1]),
+            has_lead=Exists(Lead.objects.filter(conversation=OuterRef("pk"))),
+        )
+        .values_list("pk", "created_at", "state", "outcome", "n_visitor", "n_bot", "n_operator", "n_handoff",
+                     "last_unanswered", "has_lead")
+    )
+    return [
+        ConversationFacts(
+            conversation_id=pk, started_at=created, state=state, outcome=outcome, visitor_messages=n_visitor,
+            bot_answers=n_bot, operator_messages=n_operator, handed_off=bool(n_handoff),
+            last_answer_unanswered=bool(unanswered), lead=bool(has_lead),
+        )
+        for pk, created, state, outcome, n_visitor, n_bot, n_operator, n_handoff, unanswered, has_lead in rows
+    ]
+
+
+def message_by_id(*, bot_id: int, message_id: int) -> Message | None:
+    return Message.objects.filter(pk=message_id, bot_id=bot_id).first()

@@ -8,7 +8,12 @@ What must stay true:
 - The chain runs outside any transaction (it may wait seconds for a model); only storing its reply
   takes the conversation row lock.
 - While an operator is asked for or present, visitor messages are stored (flag `to_operator`) and
-  the bot stays silent.
+  the bot stays silent: no rules, no search, no model. Only a repeated request for a person while
+  one is awaited gets a short note, so the visitor is not left wondering.
+- Every stored message and state change is published after commit (`events.publish`): the
+  operators' inbox hears about it without chat knowing the inbox exists.
+- The operator-side writes (take, operator messages, release, close) live in `handoff.py`, leads
+  and erasure in `leads.py`; all of them lock the conversation row the same way (`locked`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
+from assistant.behavior import escalation, hours
+from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import friction, pipeline, replies, selectors
+from assistant.chat import events, friction, pipeline, replies, selectors, signals, webhooks
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
@@ -70,45 +78,80 @@ def _check_visitor_id(visitor_id: str) -> None:
         ) from exc
 
 
-def conversation_open(*, bot: Bot, visitor_id: str, ip: str | None = None) -> Conversation:
+MAX_PAGE_URL: Final = 500
+
+
+def clean_page_url(url: str | None) -> str:
+    """The page the visitor is on, as the widget reports it: an http(s) address or nothing."""
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return ""
+    return _CONTROL.sub("", url)[:MAX_PAGE_URL]
+
+
+def conversation_open(
+    *, bot: Bot, visitor_id: str, ip: str | None = None, page_url: str | None = None
+) -> Conversation:
     """The visitor's open conversation, or a new one. Two tabs opening at once meet at the
     `conversation_one_open` constraint and share the winner's conversation."""
     _check_visitor_id(visitor_id)
+    page = clean_page_url(page_url)
     conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
     if conversation is None:
         try:
             with transaction.atomic():
-                conversation = Conversation.objects.create(bot=bot, visitor_id=visitor_id, last_ip=ip)
+                conversation = Conversation.objects.create(bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page)
         except IntegrityError:
             conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
             if conversation is None:  # the winner was closed in between: start over
-                return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip)
-    elif ip and conversation.last_ip != ip:
-        conversation.last_ip = ip
-        conversation.save(update_fields=["last_ip", "updated_at"])
+                return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url)
+    else:
+        changed = {"last_ip": ip, "page_url": page}
+        changed = {name: value for name, value in changed.items() if value and getattr(conversation, name) != value}
+        if changed:
+            for name, value in changed.items():
+                setattr(conversation, name, value)
+            conversation.save(update_fields=[*changed, "updated_at"])
     return conversation
 
 
+def locked(conversation_id: int) -> Conversation:
+    """The conversation under a row lock (call inside a transaction), with its bot: every state
+    change of a conversation starts here, so two of them never interleave.
+
+    Never join a row that changes (the operator) into this query: when the lock had to wait,
+    PostgreSQL re-reads the locked row but keeps the joined rows it read before the wait, so a
+    just-assigned operator would come back as "nobody" (twenty simultaneous takes had three
+    winners that way). Read `assigned_to` after the lock."""
+    return Conversation.objects.select_related("bot").select_for_update(of=("self",)).get(pk=conversation_id)
+
+
 def _locked(conversation: Conversation) -> Conversation:
-    """Re-read the conversation under a row lock (inside a transaction) and copy its state to the
-    caller's instance, so a long-lived consumer never acts on a stale state."""
-    fresh = Conversation.objects.select_related("bot").select_for_update(of=("self",)).get(pk=conversation.pk)
+    """`locked`, copying the state to the caller's instance, so a long-lived consumer never acts
+    on a stale state."""
+    fresh = locked(conversation.pk)
     conversation.state = fresh.state
     return fresh
 
 
-def _mark_friction(conversation: Conversation, text: str) -> bool:
+def _friction_flags(conversation: Conversation, text: str) -> dict[str, bool]:
     """Friction from the text of a new visitor message: a complaint, or the previous question
-    asked again. The bot answer before it gets the flag too: that is the answer to review."""
+    asked again (its flags name which, for the escalation rules). The bot answer before it gets
+    the friction flag too: that is the answer to review."""
     recent = selectors.recent_messages(conversation)
     previous_question = next((m.text for m in recent if m.role == Role.VISITOR), None)
-    if not (friction.is_complaint(text) or friction.is_rephrase(previous_question, text)):
-        return False
+    flags: dict[str, bool] = {}
+    if friction.is_complaint(text):
+        flags[escalation.COMPLAINT] = True
+    elif friction.is_rephrase(previous_question, text):
+        flags[escalation.REPHRASE] = True
+    if not flags:
+        return flags
     last_answer = next((m for m in recent if m.role == Role.BOT), None)
     if last_answer is not None and not last_answer.flag("friction"):
         last_answer.flags = {**(last_answer.flags or {}), "friction": True}
         last_answer.save(update_fields=["flags"])
-    return True
+        signals.flagged_on_commit(last_answer)
+    return {"friction": True, **flags}
 
 
 def message_accept(*, conversation: Conversation, text: str, client_msg_id: str) -> tuple[Message, bool]:
@@ -122,25 +165,30 @@ def message_accept(*, conversation: Conversation, text: str, client_msg_id: str)
         existing.conversation = conversation
         return existing, False
     with transaction.atomic():
-        locked = _locked(conversation)
-        if locked.state == State.CLOSED:
+        current = _locked(conversation)
+        if current.state == State.CLOSED:
             raise ConversationClosed()
-        flags = {"friction": True} if _mark_friction(locked, text) else {}
-        if not locked.bot_answers:
+        flags = _friction_flags(current, text)
+        if not current.bot_answers:
             flags["to_operator"] = True
         try:
             with transaction.atomic():
                 message = Message.objects.create(
-                    conversation=locked, bot_id=locked.bot_id, role=Role.VISITOR, text=text,
+                    conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
                     client_msg_id=client_msg_id, flags=flags,
                 )
         except IntegrityError:
             if not client_msg_id:
                 raise
-            existing = Message.objects.get(conversation=locked, client_msg_id=client_msg_id)
+            existing = Message.objects.get(conversation=current, client_msg_id=client_msg_id)
             existing.conversation = conversation
             return existing, False
-        locked.save(update_fields=["updated_at"])
+        if current.bot_answers:
+            current.save(update_fields=["updated_at"])
+        else:  # a message for the operators: it counts as unread in the inbox until one opens it
+            current.unread += 1
+            current.save(update_fields=["unread", "updated_at"])
+        events.publish(current, messages=[message])
     # The caller's instance, so that a state change made while answering shows on it (the consumer
     # keeps one conversation instance for the life of its socket).
     message.conversation = conversation
@@ -149,7 +197,7 @@ def message_accept(*, conversation: Conversation, text: str, client_msg_id: str)
 
 def _fallback_reply(bot: Bot, exc: Exception) -> pipeline.Reply:
     """What the visitor sees when the chain itself failed: an honest apology and a way to a person."""
-    buttons = [replies.operator_button(bot)] if bot.handoff_enabled else []
+    buttons = replies.handoff_buttons(bot, operators_available=hours.operators_available(bot))
     return pipeline.Reply(
         text=replies.say(bot, "failure"), links=[], buttons=buttons, intent="error", source_entry_id=None,
         sources=[], confidence=None, flags={"unanswered": True}, timings={},
@@ -170,20 +218,76 @@ def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) ->
         return _fallback_reply(bot, exc)
 
 
+def system_note(
+    conversation: Conversation, key: str, *, buttons: list[dict[str, str]] | None = None,
+    reply_to: Message | None = None, meta: dict[str, object] | None = None,
+    flags: dict[str, bool] | None = None, **values: str,
+) -> Message:
+    """A system message in the bot's language (a locked conversation, inside its transaction)."""
+    return Message.objects.create(
+        conversation=conversation, bot_id=conversation.bot_id, role=Role.SYSTEM,
+        text=replies.say(conversation.bot, key, **values), buttons=buttons or [], reply_to=reply_to,
+        llm_meta=meta or {}, flags=flags or {},
+    )
+
+
 def _handoff(conversation: Conversation, reason: str) -> list[Message]:
-    """Move a locked conversation to waiting_operator with a system note; idempotent."""
+    """Move a locked conversation to waiting_operator with a system note; idempotent. Outside the
+    operators' hours nobody would come: the visitor is offered the contact form instead."""
     if conversation.state == State.CLOSED:
         raise ConversationClosed()
     if conversation.state != State.BOT:
         return []
+    bot = conversation.bot
+    if not hours.operators_available(bot):
+        text = replies.out_of_hours(bot, hours.schedule_text(bot, replies.language(bot)))
+        note = Message.objects.create(
+            conversation=conversation, bot_id=bot.pk, role=Role.SYSTEM, text=text,
+            buttons=replies.handoff_buttons(bot, operators_available=False),
+            llm_meta={"handoff_reason": reason, "out_of_hours": True},
+        )
+        conversation.handoff_offered = True
+        conversation.save(update_fields=["handoff_offered", "updated_at"])
+        events.publish(conversation, messages=[note])
+        return [note]
     conversation.state = State.WAITING_OPERATOR
-    conversation.save(update_fields=["state", "updated_at"])
-    note = Message.objects.create(
-        conversation=conversation, bot_id=conversation.bot_id, role=Role.SYSTEM,
-        text=replies.say(conversation.bot, "handoff_system"), flags={"escalation": True},
-        llm_meta={"handoff_reason": reason},
-    )
+    conversation.waiting_since = timezone.now()
+    conversation.alerted_at = conversation.lead_offered_at = None
+    conversation.save(update_fields=["state", "waiting_since", "alerted_at", "lead_offered_at", "updated_at"])
+    note = system_note(conversation, "handoff_system", meta={"handoff_reason": reason}, flags={"escalation": True})
+    signals.flagged_on_commit(note)
+    events.publish(conversation, messages=[note], state_changed=True)
+    webhooks.webhook_emit(bot=bot, event=webhooks.HANDOFF_WAITING, conversation=conversation)
     return [note]
+
+
+def _escalation_offer(
+    conversation: Conversation, reason: escalation.Reason, *, answer_offers: bool = False
+) -> list[Message]:
+    """Offer a person once per conversation. An answer that already carries the way to a person
+    («нет точного ответа» + button: `answer_offers`) is the offer; otherwise a system note brings it."""
+    conversation.handoff_offered = True
+    conversation.save(update_fields=["handoff_offered", "updated_at"])
+    if answer_offers:
+        return []
+    bot = conversation.bot
+    buttons = replies.handoff_buttons(bot, operators_available=hours.operators_available(bot))
+    if not buttons:
+        return []
+    return [system_note(conversation, "escalation_offer", buttons=buttons, meta={"escalation": reason})]
+
+
+def _offer_after_answer(conversation: Conversation, visitor_message: Message, answer: Message) -> list[Message]:
+    """The escalation rules after a bot answer; they read the latest turns only when one could fire."""
+    if conversation.handoff_offered or not conversation.bot.handoff_enabled or conversation.state != State.BOT:
+        return []
+    signs = (escalation.COMPLAINT, escalation.REPHRASE)
+    may_fire = answer.flag("unanswered") or any(visitor_message.flag(sign) for sign in signs)
+    if not may_fire:
+        return []
+    turns = [escalation.Turn(m.role, m.flags or {}) for m in selectors.recent_messages(conversation, limit=8)]
+    reason = escalation.after_answer(conversation.bot, turns)
+    return _escalation_offer(conversation, reason, answer_offers=bool(answer.buttons)) if reason else []
 
 
 def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Message]:
@@ -202,15 +306,37 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
                 )
         except IntegrityError:
             return [Message.objects.get(reply_to=visitor_message, role=Role.BOT)]
+        if message.flags:
+            signals.flagged_on_commit(message)
         visitor_message.intent = reply.intent[:32]  # what the rules made of the question, for analytics
         visitor_message.save(update_fields=["intent"])
         produced = [message]
         if reply.state == State.WAITING_OPERATOR:
+            events.publish(conversation, messages=[message])
             produced += _handoff(conversation, _REASON_VISITOR_ASKED)
         else:
+            produced += _offer_after_answer(conversation, visitor_message, message)
             conversation.save(update_fields=["updated_at"])
+            events.publish(conversation, messages=produced)
     visitor_message.conversation.state = conversation.state
     return produced
+
+
+def _while_waiting(visitor_message: Message) -> list[Message]:
+    """The bot is silent while a person is awaited or present; a repeated request for a person
+    while one is awaited gets one short note (once per message, a resend included)."""
+    if classify(visitor_message.text).name != "operator":
+        return []
+    with transaction.atomic():
+        conversation = _locked(visitor_message.conversation)
+        if conversation.state != State.WAITING_OPERATOR:
+            return []
+        existing = Message.objects.filter(reply_to=visitor_message, role=Role.SYSTEM).first()
+        if existing is not None:
+            return [existing]
+        note = system_note(conversation, "still_waiting", reply_to=visitor_message)
+        events.publish(conversation, messages=[note])
+    return [note]
 
 
 def _claim_key(message: Message) -> str:
@@ -236,7 +362,7 @@ def message_answer(*, visitor_message: Message, on_delta: pipeline.DeltaSink | N
     if existing is not None:
         return [existing]
     if visitor_message.flag("to_operator"):
-        return []
+        return _while_waiting(visitor_message)
     # The claim expires by itself, so a worker that died mid-answer blocks a resend only briefly.
     if not cache.add(_claim_key(visitor_message), "1", timeout=settings.CHAT_ANSWER_CLAIM_SECONDS):
         reply = _wait_for_reply(visitor_message)
@@ -259,7 +385,8 @@ def message_receive(
 
 
 def message_rate(*, conversation: Conversation, message_id: int, rating: int) -> Message:
-    """A visitor's thumbs on a bot answer of their own conversation; thumbs-down is friction."""
+    """A visitor's thumbs on a bot answer of their own conversation; thumbs-down is friction, and
+    (escalation rule) brings an offer of a person, once per conversation, to the visitor's sockets."""
     if rating not in (-1, 0, 1):
         raise ValidationFailed("Оценка может быть только 1 или -1.", code="bad_frame")
     with transaction.atomic():
@@ -273,8 +400,22 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
         message.rating = rating
         if rating < 0:
             message.flags = {**(message.flags or {}), "friction": True}
+            signals.flagged_on_commit(message)
         message.save(update_fields=["rating", "flags"])
+        if rating < 0:
+            _offer_after_rating(conversation, message, rating)
     return message
+
+
+def _offer_after_rating(conversation: Conversation, message: Message, rating: int) -> None:
+    bot = conversation.bot
+    if conversation.handoff_offered or not bot.handoff_enabled or escalation.after_rating(bot, rating) is None:
+        return
+    current = _locked(conversation)
+    if current.handoff_offered or current.state != State.BOT:
+        return
+    notes = _escalation_offer(current, "thumbs_down")
+    events.publish(current, messages=notes, to_visitor=True)
 
 
 def conversation_handoff(*, conversation: Conversation, reason: str) -> list[Message]:
@@ -282,20 +423,35 @@ def conversation_handoff(*, conversation: Conversation, reason: str) -> list[Mes
     if not conversation.bot.handoff_enabled:
         raise HandoffUnavailable(replies.handoff_disabled(conversation.bot))
     with transaction.atomic():
-        locked = _locked(conversation)
-        produced = _handoff(locked, reason[:200])
-    conversation.state = locked.state
+        current = _locked(conversation)
+        produced = _handoff(current, reason[:200])
+    conversation.state = current.state
     return produced
 
 
-def conversation_close(*, conversation: Conversation, outcome: str = "") -> Conversation:
-    """End a conversation; the visitor's next hello opens a new one."""
+def conversation_close(*, conversation: Conversation, outcome: str = "", notify: bool = True) -> Conversation:
+    """End a conversation; the visitor's next hello opens a new one. `notify=False` for the
+    throwaway conversations of `ask` and evaluations: no webhook for those."""
     with transaction.atomic():
-        locked = _locked(conversation)
-        locked.state, locked.outcome = State.CLOSED, outcome[:64] or locked.outcome
-        locked.save(update_fields=["state", "outcome", "updated_at"])
-    conversation.state, conversation.outcome = locked.state, locked.outcome
-    return locked
+        current = _locked(conversation)
+        close_locked(current, outcome=outcome, notify=notify)
+    conversation.state, conversation.outcome = current.state, current.outcome
+    return current
+
+
+def close_locked(
+    conversation: Conversation, *, outcome: str, messages: list[Message] | None = None, notify: bool = True
+) -> None:
+    """Close a locked conversation (inside its transaction) and tell everyone after commit."""
+    if conversation.state == State.CLOSED:
+        return
+    conversation.state, conversation.outcome = State.CLOSED, outcome[:64] or conversation.outcome
+    conversation.closed_at = timezone.now()
+    conversation.waiting_since = None
+    conversation.save(update_fields=["state", "outcome", "closed_at", "waiting_since", "updated_at"])
+    events.publish(conversation, messages=messages or [], to_visitor=True, state_changed=True)
+    if notify:
+        webhooks.webhook_emit(bot=conversation.bot, event=webhooks.CONVERSATION_CLOSED, conversation=conversation)
 
 
 def conversation_ask_once(*, bot: Bot, text: str, visitor_id: str = "cli") -> Message | None:
@@ -304,12 +460,12 @@ def conversation_ask_once(*, bot: Bot, text: str, visitor_id: str = "cli") -> Me
     (a previous run that asked for an operator would otherwise silence the bot)."""
     conversation = conversation_open(bot=bot, visitor_id=visitor_id)
     if not conversation.bot_answers:
-        conversation_close(conversation=conversation, outcome="abandoned")
+        conversation_close(conversation=conversation, outcome="abandoned", notify=False)
         conversation = conversation_open(bot=bot, visitor_id=visitor_id)
     try:
         _visitor, reply, _created = message_receive(
             conversation=conversation, text=text, client_msg_id=uuid.uuid4().hex
         )
     finally:
-        conversation_close(conversation=conversation, outcome=visitor_id)
+        conversation_close(conversation=conversation, outcome=visitor_id, notify=False)
     return reply

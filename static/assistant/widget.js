@@ -53,7 +53,11 @@
       offline: "Нет связи. Переподключаемся…", sending: "отправляется…",
       hello: "Здравствуйте! Задайте вопрос — отвечу по материалам сайта.",
       waiting_operator: "Ждём оператора. Он ответит здесь же.", operator_on: "К разговору подключился оператор.",
-      closed: "Разговор завершён.", unread: "новое сообщение",
+      closed: "Разговор завершён.", unread: "новое сообщение", operator_typing: "Оператор печатает…",
+      lead_title: "Оставьте контакт — мы свяжемся с вами", lead_name: "Имя", lead_phone: "Телефон",
+      lead_email: "E-mail", lead_question: "Вопрос", lead_policy: "Политика обработки персональных данных",
+      lead_send: "Отправить", lead_cancel: "Отмена", lead_need_contact: "Укажите телефон или e-mail.",
+      lead_need_consent: "Без согласия мы не можем сохранить контакт.", lead_sending: "Отправляем…",
       err: {
         rate_limited: "Слишком много сообщений, подождите {n} с",
         too_large: "Сообщение слишком длинное, сократите его.",
@@ -63,6 +67,7 @@
         origin_refused: "Чат не разрешён на этом сайте.",
         bad_frame: "Не удалось отправить. Обновите страницу.",
         handoff_unavailable: "Оператор сейчас недоступен.",
+        lead_unavailable: "Оставить контакт сейчас нельзя.",
         server_error: "Не получилось ответить из-за ошибки на сервере. Пробуем ещё раз.",
         other: "Что-то пошло не так. Попробуйте ещё раз.",
       },
@@ -76,7 +81,11 @@
       offline: "No connection. Reconnecting…", sending: "sending…",
       hello: "Hello! Ask a question and I will answer from this site's pages.",
       waiting_operator: "Waiting for an operator. They will reply here.", operator_on: "An operator has joined.",
-      closed: "The conversation is closed.", unread: "new message",
+      closed: "The conversation is closed.", unread: "new message", operator_typing: "The operator is typing…",
+      lead_title: "Leave your contact and we will get back to you", lead_name: "Name", lead_phone: "Phone",
+      lead_email: "E-mail", lead_question: "Question", lead_policy: "Personal data policy",
+      lead_send: "Send", lead_cancel: "Cancel", lead_need_contact: "Please give a phone number or an e-mail.",
+      lead_need_consent: "We cannot keep your contact without your consent.", lead_sending: "Sending…",
       err: {
         rate_limited: "Too many messages, please wait {n} s",
         too_large: "The message is too long, please shorten it.",
@@ -86,6 +95,7 @@
         origin_refused: "The chat is not allowed on this site.",
         bad_frame: "Could not send. Please reload the page.",
         handoff_unavailable: "No operator is available right now.",
+        lead_unavailable: "Leaving a contact is not possible right now.",
         server_error: "A server error got in the way. Trying again.",
         other: "Something went wrong. Please try again.",
       },
@@ -154,12 +164,25 @@ button{font:inherit;color:inherit;cursor:pointer}
 .dots i:nth-child(2){animation-delay:.2s}
 .dots i:nth-child(3){animation-delay:.4s}
 @keyframes blink{0%,80%,100%{opacity:.3}40%{opacity:1}}
-form{display:flex;align-items:flex-end;gap:8px;padding:10px;border-top:1px solid #e4e7eb;background:#fff}
-textarea{flex:1;min-height:42px;max-height:140px;padding:9px 12px;border:1px solid #cbd2d9;border-radius:10px;font-family:inherit;font-size:16px;line-height:1.4;color:inherit;resize:none;background:#fff}
-textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-color:var(--accent)}
+.compose{display:flex;align-items:flex-end;gap:8px;padding:10px;border-top:1px solid #e4e7eb;background:#fff}
+.compose textarea{flex:1;min-height:42px;max-height:140px;padding:9px 12px;border:1px solid #cbd2d9;border-radius:10px;font-family:inherit;font-size:16px;line-height:1.4;color:inherit;resize:none;background:#fff}
+.compose textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-color:var(--accent)}
 .send{width:42px;height:42px;border:0;border-radius:10px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center}
 .send:hover{background:var(--accent-dark)}
 .send svg{width:20px;height:20px;fill:currentColor}
+.lead{flex:1;display:flex;flex-direction:column;gap:8px;padding:12px 14px;background:#fff;overflow-y:auto}
+.lead h3{margin:0;font-size:15px}
+.lead label{display:flex;flex-direction:column;gap:2px;font-size:13px;color:#3e4c59}
+.lead input[type=text],.lead input[type=tel],.lead input[type=email],.lead textarea{padding:8px 10px;border:1px solid #cbd2d9;border-radius:8px;font:inherit;font-size:16px;color:inherit}
+.lead textarea{min-height:56px;resize:vertical}
+.lead .consent{flex-direction:row;align-items:flex-start;gap:8px}
+.lead .consent input{margin-top:3px}
+.lead .field-error{color:#c81e1e;font-size:12px}
+.lead [aria-invalid="true"]{border-color:#c81e1e}
+.lead .actions{display:flex;gap:8px;justify-content:flex-end}
+.lead .actions button{padding:8px 14px;border-radius:8px;border:1px solid var(--accent);background:#fff;color:var(--accent)}
+.lead .actions button[type=submit]{background:var(--accent);color:#fff}
+.lead[hidden],.compose[hidden],.log[hidden]{display:none}
 @media (max-width:480px){
 .panel{inset:0;width:100%;height:100%;border-radius:0}
 .open .launcher{display:none}
@@ -269,6 +292,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     rendered: new Map(), // message id -> JSON it was rendered from (skip identical re-renders)
     open: false,
     convState: "bot", // bot | waiting_operator | operator | closed
+    leadForm: null, // {consent, policy_url} from the welcome; null: this bot takes no contacts
   };
 
   function savePending() {
@@ -330,7 +354,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     ui.log.tabIndex = 0; // lets keyboard users scroll a long history
     ui.empty = el("p", "empty", T.hello);
     ui.log.appendChild(ui.empty);
-    panel.append(buildHeader(), ui.status, ui.log, buildTyping(), ui.notice, buildForm());
+    panel.append(buildHeader(), ui.status, ui.log, buildTyping(), ui.notice, buildLead(), buildForm());
     return panel;
   }
 
@@ -350,12 +374,127 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     const dots = el("span", "dots");
     dots.setAttribute("aria-hidden", "true");
     dots.append(el("i"), el("i"), el("i"));
-    ui.typing.append(dots, el("span", "sr", T.typing));
+    ui.typingText = el("span", "sr", T.typing);
+    ui.typing.append(dots, ui.typingText);
     return ui.typing;
   }
 
+  // The contact form («Оставить контакт»): opened by the lead button, sent as a "lead" frame.
+  function leadField(name, label, type, autocomplete) {
+    const wrap = el("label", null, label);
+    const input = el(type === "textarea" ? "textarea" : "input");
+    if (type !== "textarea") input.type = type;
+    input.name = name;
+    input.maxLength = name === "question" ? 2000 : 200;
+    if (autocomplete) input.autocomplete = autocomplete;
+    const error = el("span", "field-error");
+    error.id = "spravka-lead-" + name + "-error";
+    error.hidden = true;
+    input.setAttribute("aria-describedby", error.id);
+    wrap.append(input, error);
+    ui.leadFields[name] = { input: input, error: error };
+    return wrap;
+  }
+
+  function buildLead() {
+    ui.leadFields = {};
+    const form = el("form", "lead");
+    form.hidden = true;
+    form.noValidate = true;
+    form.setAttribute("aria-labelledby", "spravka-lead-title");
+    const title = el("h3", null, T.lead_title);
+    title.id = "spravka-lead-title";
+    const consent = el("label", "consent");
+    const box = el("input");
+    box.type = "checkbox";
+    box.name = "consent";
+    ui.leadConsentText = el("span");
+    consent.append(box, ui.leadConsentText);
+    const consentError = el("span", "field-error");
+    consentError.hidden = true;
+    ui.leadFields.consent = { input: box, error: consentError };
+    const actions = el("div", "actions");
+    const cancel = el("button", null, T.lead_cancel);
+    cancel.type = "button";
+    cancel.addEventListener("click", hideLead);
+    const sendBtn = el("button", null, T.lead_send);
+    sendBtn.type = "submit";
+    actions.append(cancel, sendBtn);
+    form.append(title, leadField("name", T.lead_name, "text", "name"), leadField("phone", T.lead_phone, "tel", "tel"),
+      leadField("email", T.lead_email, "email", "email"), leadField("question", T.lead_question, "textarea"),
+      consent, consentError, actions);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      submitLead();
+    });
+    form.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        hideLead();
+      }
+    });
+    ui.lead = form;
+    return form;
+  }
+
+  function lastQuestion() {
+    const asked = ui.log.querySelectorAll(".msg.visitor .bubble");
+    return asked.length ? asked[asked.length - 1].textContent : "";
+  }
+
+  function showLead() {
+    if (!state.leadForm) return showNotice(T.err.lead_unavailable);
+    ui.leadConsentText.textContent = String(state.leadForm.consent || "") + " ";
+    if (/^https?:\/\//i.test(String(state.leadForm.policy_url || ""))) {
+      const a = el("a", null, T.lead_policy);
+      a.href = state.leadForm.policy_url;
+      a.target = "_blank";
+      a.rel = "noopener";
+      ui.leadConsentText.appendChild(a);
+    }
+    const q = ui.leadFields.question.input;
+    if (!q.value) q.value = lastQuestion();
+    ui.lead.hidden = false;
+    ui.form.hidden = true;
+    ui.log.hidden = true; // the form takes the transcript's place while it is open
+    ui.leadFields.name.input.focus();
+  }
+
+  function hideLead() {
+    ui.lead.hidden = true;
+    ui.form.hidden = false;
+    ui.log.hidden = false;
+    scrollDown();
+    ui.input.focus();
+  }
+
+  function leadError(field, message) {
+    Object.keys(ui.leadFields).forEach((name) => {
+      const f = ui.leadFields[name];
+      const on = name === field;
+      f.error.hidden = !on;
+      f.error.textContent = on ? message : "";
+      if (on) f.input.setAttribute("aria-invalid", "true");
+      else f.input.removeAttribute("aria-invalid");
+    });
+    if (field && ui.leadFields[field]) ui.leadFields[field].input.focus();
+  }
+
+  function submitLead() {
+    const v = (name) => ui.leadFields[name].input.value.trim();
+    if (!v("phone") && !v("email")) return leadError("phone", T.lead_need_contact);
+    if (!ui.leadFields.consent.input.checked) return leadError("consent", T.lead_need_consent);
+    leadError(null, "");
+    const frame = { type: "lead", name: v("name"), phone: v("phone"), email: v("email"), question: v("question"),
+      consent: true };
+    if (!send(frame)) return showNotice(T.offline);
+    state.leadSending = true;
+  }
+
   function buildForm() {
-    const form = el("form");
+    const form = el("form", "compose");
+    ui.form = form;
     ui.input = el("textarea");
     ui.input.rows = 1;
     ui.input.maxLength = MAX_TEXT;
@@ -425,7 +564,8 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
     if (m.id != null) item.setAttribute("data-id", String(m.id));
     if (m.client_msg_id) item.setAttribute("data-cid", String(m.client_msg_id));
     // Screen readers hear who spoke; sighted visitors see it from the bubble's side and colour.
-    const who = el("span", role === "operator" ? "who" : "sr", T[role === "visitor" ? "you" : role] + ":");
+    const name = role === "operator" && m.author ? String(m.author) : T[role === "visitor" ? "you" : role];
+    const who = el("span", role === "operator" ? "who" : "sr", name + ":");
     item.append(who, el("div", "bubble", m.text || ""));
     renderLinks(item, m.links);
     renderButtons(item, m.buttons);
@@ -623,6 +763,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
   }
 
   function pressButton(row, id) {
+    if (id === "lead") return showLead(); // the form lives here; the server hears only its result
     if (!send({ type: "button", id: id })) return showNotice(T.offline);
     row.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     ui.input.focus(); // the pressed button is now disabled and would drop focus to <body>
@@ -676,6 +817,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       type: "hello",
       visitor_id: visitorId(),
       last_seen_id: state.seenThisPage || null,
+      page_url: String(location.href).slice(0, 2000), // operators see where the visitor is
     });
   }
 
@@ -740,6 +882,7 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       // A different conversation means the old one was closed: start a clean transcript.
       if (state.conversationId != null && f.conversation_id !== state.conversationId) clearTranscript();
       state.conversationId = f.conversation_id;
+      state.leadForm = f.lead_form && typeof f.lead_form === "object" ? f.lead_form : null;
       showStatus("");
       state.convState = "";
       setConversation(f.state);
@@ -768,7 +911,13 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
       scrollDown();
     },
     typing(f) {
+      ui.typingText.textContent = f.by === "operator" ? T.operator_typing : T.typing;
       showTyping(Boolean(f.on));
+    },
+    lead_saved() {
+      state.leadSending = false;
+      ui.lead.reset();
+      hideLead();
     },
     delta(f) {
       showTyping(false);
@@ -853,6 +1002,15 @@ textarea:focus-visible{outline:2px solid var(--accent);outline-offset:0;border-c
 
   function onError(f) {
     showTyping(false);
+    if (f.code === "invalid_field" && !ui.lead.hidden) {
+      state.leadSending = false;
+      return leadError(String(f.field || ""), String(f.message || T.err.other));
+    }
+    // The answer to the contact form, not to a message: it must not refuse a pending message.
+    if (state.leadSending && ["rate_limited", "lead_unavailable", "closed", "bad_frame"].indexOf(f.code) >= 0) {
+      state.leadSending = false;
+      return showNotice(f.message ? String(f.message) : errorText(f), f.retry_after);
+    }
     if (f.code === "hello_required") {
       if (f.client_msg_id) refusedMessage(f);
       return sendHello(); // its welcome resends what is pending

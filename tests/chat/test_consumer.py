@@ -25,7 +25,9 @@ async def test_hello_opens_a_conversation_and_welcomes(shop, connect):
     client = await connect(shop)
     welcome = await client.hello("v_hello")
     conversation = await in_db(Conversation.objects.get)(visitor_id="v_hello")
-    assert welcome == {"type": "welcome", "conversation_id": conversation.pk, "state": "bot", "messages": []}
+    assert welcome == {
+        "type": "welcome", "conversation_id": conversation.pk, "state": "bot", "messages": [], "lead_form": None,
+    }
     await client.send(type="ping")
     assert await client.recv() == {"type": "pong"}
 
@@ -40,7 +42,9 @@ async def test_a_question_is_answered_from_an_entry_with_its_link(knowledge, sho
     assert ack["message"]["text"] == DELIVERY_QUESTION
     assert typing_on == {"type": "typing", "on": True} and typing_off == {"type": "typing", "on": False}
     message = reply["message"]
-    assert set(message) == {"id", "role", "text", "links", "buttons", "rating", "created_at", "client_msg_id"}
+    assert set(message) == {
+        "id", "role", "text", "links", "buttons", "rating", "created_at", "client_msg_id", "author",
+    }
     assert message["role"] == "bot" and "300 ₽" in message["text"]
     assert message["links"] == [{"url": "https://shop.example/delivery", "title": "Доставка"}]
     assert message["buttons"] == [] and message["rating"] == 0
@@ -205,6 +209,7 @@ async def test_a_closed_conversation_says_so_and_hello_starts_a_new_one(shop, co
     welcome = await client.hello("v_closed")
     conversation = await in_db(Conversation.objects.get)(pk=welcome["conversation_id"])
     await in_db(services.conversation_close)(conversation=conversation, outcome="resolved")
+    assert await client.recv() == {"type": "state", "state": "closed"}  # the widget hears of it at once
     [error] = await client.ask("Ещё вопрос", "c1")
     assert error["code"] == "closed" and "завершён" in error["message"]
     fresh = await client.hello("v_closed")
@@ -219,6 +224,8 @@ async def test_rating_a_reply_and_not_someone_elses(shop, other_bot, connect):
     assert await client.recv() == {"type": "rated", "message_id": reply["id"], "rating": -1}
     stored = await in_db(Message.objects.get)(pk=reply["id"])
     assert stored.flag("friction")
+    offer = await client.recv()  # escalation rule: a thumbs-down offers a person, once
+    assert offer["message"]["role"] == "system" and offer["message"]["buttons"][0]["id"] == "operator"
 
     foreign = await in_db(services.conversation_open)(bot=other_bot, visitor_id="v_test")
     _v, foreign_reply, _ = await in_db(services.message_receive)(conversation=foreign, text="Привет", client_msg_id="x")

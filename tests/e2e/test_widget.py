@@ -175,7 +175,9 @@ def test_history_comes_back_after_a_reload(page: Page, fake_shop: str, fake_chat
     widget.open()
     expect(widget.messages("visitor")).to_have_text(["Вы:Можно ли вернуть товар?"])
     expect(widget.last("bot").locator(".src a")).to_have_text("Возврат товара")
-    assert fake_chat.sent("hello")[-1] == {"type": "hello", "visitor_id": visitor, "last_seen_id": None}
+    assert fake_chat.sent("hello")[-1] == {
+        "type": "hello", "visitor_id": visitor, "last_seen_id": None, "page_url": f"{fake_shop}/",
+    }
 
 
 def test_a_returning_visitor_sees_an_operator_reply_arrive_while_the_panel_is_closed(

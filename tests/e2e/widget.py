@@ -17,7 +17,7 @@ class Widget:
         self.launcher = page.locator("spravka-widget .launcher")
         self.panel = page.locator("spravka-widget .panel")
         self.log = page.locator("spravka-widget [role=log]")
-        self.input = page.locator("spravka-widget textarea")
+        self.input = page.locator("spravka-widget .compose textarea")
         self.notice = page.locator("spravka-widget .notice")
         self.status = page.locator("spravka-widget .status")
 

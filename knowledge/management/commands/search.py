@@ -1,7 +1,8 @@
 """`manage.py search SLUG "вопрос" [-k 5] [--json]`, or `--stdin` for one question per line.
 
 The JSON form is a contract that benchmarks and checks parse: one object per question,
-{"question", "answerable", "results": [{"url", "title", "score", "kind", "components"}]},
+{"question", "answerable", "results": [{"entry_id", "url", "title", "score", "kind", "review_needed",
+"components"}]},
 where "answerable" means the top score reaches the bot's match threshold.
 """
 
@@ -22,7 +23,7 @@ from knowledge.search import SearchResult, is_match, search_entries
 def result_dict(result: SearchResult) -> dict[str, Any]:
     return {
         "entry_id": result.entry_id, "url": result.url, "title": result.title, "score": result.score,
-        "kind": result.kind, "components": result.components,
+        "kind": result.kind, "review_needed": result.review_needed, "components": result.components,
     }
 
 

@@ -1,0 +1,27 @@
+"""Who may see which conversation in the operators' inbox: owners and operators of its bot
+(`bots.selectors.inbox_bots`). Views and the operator socket both ask here, and a conversation
+of another bot is "not found", exactly like one that does not exist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.bots.selectors import inbox_bots
+from assistant.chat import selectors
+from assistant.chat.exceptions import NotFound
+from assistant.chat.models import Conversation
+
+NOT_FOUND = "Разговор не найден. Возможно, его удалили или он относится к другому боту."
+
+
+def inbox_bot_ids(user: Any) -> set[int]:
+    return set(inbox_bots(user).values_list("pk", flat=True))
+
+
+def access_conversation(user: Any, conversation_id: int, *, bot_ids: set[int] | None = None) -> Conversation:
+    """The conversation if `user` may work on it, else NotFound (never a hint that it exists)."""
+    ids = inbox_bot_ids(user) if bot_ids is None else bot_ids
+    conversation = selectors.inbox_conversation(bot_ids=ids, conversation_id=conversation_id) if ids else None
+    if conversation is None:
+        raise NotFound(NOT_FOUND)
+    return conversation

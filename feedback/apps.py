@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class FeedbackConfig(AppConfig):
+    name = "feedback"
+    verbose_name = _("Обратная связь")
+    default_auto_field = "django.db.models.BigAutoField"

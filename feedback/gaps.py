@@ -1,0 +1,147 @@
+"""Gaps: questions answered «нет точного ответа», handed to an operator or answered with low
+confidence, grouped into topics (feedback/grouping.py). `gaps_refresh` reads the chat from the
+bot's cursor on, so it is idempotent and can run from the page, the command and Celery beat alike.
+
+Operator answers proposed as entries («Оператор ответил: … Добавить в справку?») come with the
+operators' inbox; they are not part of this module yet.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Final
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count
+from django.db.models.functions import TruncWeek
+from django.utils import timezone
+
+from assistant.bots.models import Bot
+from assistant.chat import selectors as chat_selectors
+from feedback import grouping
+from feedback.models import Gap, GapCursor, GapQuestion
+from knowledge.embeddings import get_embedder
+from knowledge.models import Entry
+from review.models import Correction
+from review.services import correction_apply
+
+REFRESH_BATCH: Final = 500
+TITLE_CHARS: Final = 300
+TREND_WEEKS: Final = 8
+
+
+def _topics(bot: Bot, model_key: str) -> tuple[list[grouping.Topic], dict[int, Gap]]:
+    gaps = {gap.pk: gap for gap in Gap.objects.filter(bot=bot)}
+    topics: dict[int, grouping.Topic] = {pk: grouping.Topic(key=pk) for pk in gaps}
+    rows = GapQuestion.objects.filter(bot=bot).values_list("gap_id", "stems", "vector", "embedding_model")
+    for gap_id, stems, vector, model in rows:
+        topics[gap_id].add(frozenset(stems), np.asarray(vector) if vector is not None and model == model_key else None)
+    return list(topics.values()), gaps
+
+
+@transaction.atomic
+def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
+    """Group the gap questions asked since the last refresh; returns how many were added. The
+    cursor row is locked, so two refreshes of one bot never add a question twice."""
+    cursor, _created = GapCursor.objects.select_for_update().get_or_create(bot=bot)
+    found = chat_selectors.gap_questions_after(bot=bot, after_id=cursor.last_message_id, limit=limit)
+    if not found:
+        return 0
+    embedder = get_embedder()
+    topics, gaps = _topics(bot, embedder.key)
+    known = set(GapQuestion.objects.filter(bot=bot, message_id__in=[q.message_id for q in found])
+                .values_list("message_id", flat=True))
+    added = 0
+    touched: set[int] = set()
+    for question in found:
+        if question.message_id in known:
+            continue
+        known.add(question.message_id)
+        stems = grouping.stems(question.text)
+        vector = embedder.query(question.text)
+        index = grouping.best_topic(topics, stems, vector)
+        if index is None:
+            gap = Gap.objects.create(bot=bot, title=question.text[:TITLE_CHARS], first_seen=question.asked_at,
+                                     last_seen=question.asked_at)
+            gaps[gap.pk] = gap
+            topics.append(grouping.Topic(key=gap.pk))
+            index = len(topics) - 1
+        topic = topics[index]
+        topic.add(stems, vector)
+        gap = gaps[int(topic.key or 0)]
+        GapQuestion.objects.create(
+            bot=bot, gap=gap, message_id=question.message_id, text=question.text, reason=question.reason,
+            stems=sorted(stems), vector=vector.tolist(), embedding_model=embedder.key, asked_at=question.asked_at,
+        )
+        gap.count += 1
+        gap.first_seen, gap.last_seen = min(gap.first_seen, question.asked_at), max(gap.last_seen, question.asked_at)
+        if gap.status == Gap.Status.ANSWERED and question.asked_at > (gap.answered_at or question.asked_at):
+            gap.status = Gap.Status.OPEN  # asked again after the answer: the answer did not cover it
+        touched.add(gap.pk)
+        added += 1
+    for pk in touched:
+        gaps[pk].save(update_fields=["count", "first_seen", "last_seen", "status"])
+    cursor.last_message_id = found[-1].trigger_id
+    cursor.save(update_fields=["last_message_id"])
+    return added
+
+
+def gap_answer(*, gap: Gap, answer: str, user: Any = None) -> Gap:
+    """«Ответить»: the topic's question and the owner's answer become a Q/A entry through correction
+    memory (no culprits: the knowledge was missing); the gap closes."""
+    with transaction.atomic():
+        locked = Gap.objects.select_for_update().get(pk=gap.pk)
+        correction = correction_apply(
+            bot=locked.bot, question=locked.title, answer=answer, culprit_ids=[], kind=Entry.Kind.QA, user=user,
+            origin=Correction.Origin.GAP,
+        )
+        locked.status, locked.entry, locked.answered_at = Gap.Status.ANSWERED, correction.entry, timezone.now()
+        locked.save(update_fields=["status", "entry", "answered_at"])
+    return locked
+
+
+def gap_set_hidden(*, gap: Gap, hidden: bool) -> Gap:
+    gap.status = Gap.Status.HIDDEN if hidden else (Gap.Status.ANSWERED if gap.entry_id else Gap.Status.OPEN)
+    gap.save(update_fields=["status"])
+    return gap
+
+
+def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int | None = None,
+             limit: int = 100) -> list[dict[str, Any]]:
+    """Gaps sorted by count, each with up to three example questions and its weekly trend."""
+    gaps = Gap.objects.filter(bot_id__in=bot_ids, status=status).select_related("bot", "entry")
+    if bot_id:
+        gaps = gaps.filter(bot_id=bot_id)
+    rows = list(gaps.order_by("-count", "-last_seen")[:limit])
+    ids = [g.pk for g in rows]
+    titles = {g.pk: g.title for g in rows}
+    examples: dict[int, list[str]] = {}
+    for gap_id, text in GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "text"):
+        bucket = examples.setdefault(gap_id, [])
+        if len(bucket) < 3 and text not in bucket and text != titles[gap_id]:
+            bucket.append(text)
+    weeks = week_starts(TREND_WEEKS)
+    counts: dict[tuple[int, Any], int] = {}
+    weekly = (GapQuestion.objects.filter(gap_id__in=ids, asked_at__gte=weeks[0])
+              .annotate(week=TruncWeek("asked_at")).values_list("gap_id", "week").annotate(n=Count("id")))
+    for gap_id, week, n in weekly:
+        counts[(gap_id, week.date())] = n
+    return [
+        {"gap": g, "examples": examples.get(g.pk, []), "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
+        for g in rows
+    ]
+
+
+def week_starts(weeks: int) -> list[Any]:
+    """Monday 00:00 (current time zone) of the last `weeks` weeks, oldest first, this week last."""
+    now = timezone.localtime()
+    monday = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
+    return [monday - timedelta(weeks=n) for n in range(weeks - 1, -1, -1)]
+
+
+def trend_word(trend: list[int]) -> str:
+    """↑ / ↓ / = for this week against the week before."""
+    if len(trend) < 2 or trend[-1] == trend[-2]:
+        return "="
+    return "↑" if trend[-1] > trend[-2] else "↓"

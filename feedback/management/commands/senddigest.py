@@ -1,0 +1,32 @@
+"""`manage.py senddigest [SLUG]`: send last week's digest now (to every bot's owners, or one bot's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assistant.bots.exceptions import BotNotFound
+from assistant.bots.models import Bot
+from assistant.bots.selectors import bot_by_slug
+from feedback.digest import digest_send
+
+
+class Command(BaseCommand):
+    help = "Отправить владельцам сводку за прошлую неделю: senddigest [SLUG]"
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", nargs="?", default=None)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            bots = [bot_by_slug(options["slug"])] if options["slug"] else list(Bot.objects.order_by("slug"))
+        except BotNotFound as exc:
+            raise CommandError(str(exc)) from exc
+        for bot in bots:
+            try:
+                sent = digest_send(bot=bot)
+            except OSError as exc:  # the SMTP server refused or is unreachable
+                raise CommandError(f"Не удалось отправить сводку «{bot.name}»: {exc}") from exc
+            self.stdout.write(f"{bot.slug}: сводка отправлена {sent} адресатам" if sent
+                              else f"{bot.slug}: у бота нет владельцев с e-mail, сводка не отправлена")

@@ -1,0 +1,115 @@
+"""The feedback layer's rows: Gaps (topics of questions the bot could not answer well), conversation
+outcomes, and the log of weekly digests. All derived from the chat, which they read through
+`assistant.chat.selectors`; each refresh is idempotent."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from pgvector.django import VectorField
+
+from assistant.bots.models import Bot
+from assistant.chat.models import Conversation, Message
+from knowledge.models import Entry
+
+
+class Gap(models.Model):
+    """One topic: questions grouped by word stems and by meaning (seed 004: ten wordings of one
+    question are one row, not ten)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("без ответа")
+        ANSWERED = "answered", _("отвечено")
+        HIDDEN = "hidden", _("скрыто")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="gaps", verbose_name=_("бот"))
+    title = models.CharField(_("тема"), max_length=300)
+    status = models.CharField(_("состояние"), max_length=10, choices=Status.choices, default=Status.OPEN)
+    count = models.PositiveIntegerField(_("вопросов"), default=0)
+    first_seen = models.DateTimeField(_("впервые"))
+    last_seen = models.DateTimeField(_("последний раз"))
+    entry = models.ForeignKey(
+        Entry, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("ответ")
+    )
+    answered_at = models.DateTimeField(_("отвечено"), null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("пробел в знаниях")
+        verbose_name_plural = _("пробелы в знаниях")
+        ordering = ["-count", "-last_seen"]
+        indexes = [models.Index(fields=["bot", "status", "-count"], name="gap_bot_status_count")]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class GapQuestion(models.Model):
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+")
+    gap = models.ForeignKey(Gap, on_delete=models.CASCADE, related_name="questions", verbose_name=_("тема"))
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="+", verbose_name=_("вопрос"))
+    text = models.TextField(_("вопрос"))
+    reason = models.CharField(_("почему"), max_length=20)
+    stems = models.JSONField(default=list)
+    vector = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=64, blank=True)
+    asked_at = models.DateTimeField(_("когда"))
+
+    class Meta:
+        verbose_name = _("вопрос без ответа")
+        verbose_name_plural = _("вопросы без ответа")
+        ordering = ["asked_at", "id"]
+        indexes = [models.Index(fields=["gap", "asked_at"], name="gap_question_gap_asked")]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class GapCursor(models.Model):
+    """How far the Gaps of a bot have read the chat: the last trigger message id seen."""
+
+    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="+", primary_key=True)
+    last_message_id = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.bot_id}: {self.last_message_id}"
+
+
+class Outcome(models.Model):
+    """How a conversation ended (seed 000, outcome attribution)."""
+
+    class Kind(models.TextChoices):
+        ANSWERED = "answered", _("ответил бот")
+        HANDED_OFF = "handed_off", _("передан оператору")
+        LEAD = "lead", _("оставлен контакт")
+        ABANDONED = "abandoned", _("ушёл после «нет точного ответа»")
+        OPERATOR_CLOSED = "operator_closed", _("закрыт оператором")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="outcomes", verbose_name=_("бот"))
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(_("итог"), max_length=20, choices=Kind.choices)
+    started_at = models.DateTimeField(_("начат"))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("итог разговора")
+        verbose_name_plural = _("итоги и точность")
+        indexes = [models.Index(fields=["bot", "started_at"], name="outcome_bot_started")]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}: {self.kind}"
+
+
+class DigestLog(models.Model):
+    """One weekly digest sent for one bot: the weekly task sends each week once."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+")
+    period_start = models.DateField()
+    recipients = models.JSONField(default=list)
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["bot", "period_start"], name="digest_once_per_week")]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} {self.period_start}"

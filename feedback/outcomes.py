@@ -1,0 +1,87 @@
+"""Conversation outcomes and accuracy over time (seed 000: outcome attribution; every review decision
+is a label). Outcomes are derived from the chat's facts; `outcomes_refresh` is idempotent."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Final
+
+from django.conf import settings
+from django.db.models import Count
+from django.db.models.functions import TruncWeek
+from django.utils import timezone
+
+from assistant.bots.models import Bot
+from assistant.chat import selectors as chat_selectors
+from feedback.gaps import week_starts
+from feedback.models import GapQuestion, Outcome
+from review.selectors import labels_by_week
+
+LOOKBACK: Final = timedelta(days=35)
+Kind = Outcome.Kind
+
+
+def outcome_of(facts: chat_selectors.ConversationFacts) -> str | None:
+    """One conversation's outcome, the most telling first; None when the bot never answered."""
+    if facts.lead or facts.outcome == "lead":
+        return Kind.LEAD
+    if facts.operator_messages and facts.state == "closed":
+        return Kind.OPERATOR_CLOSED
+    if facts.handed_off or facts.operator_messages:
+        return Kind.HANDED_OFF
+    if facts.last_answer_unanswered:
+        return Kind.ABANDONED
+    if facts.bot_answers:
+        return Kind.ANSWERED
+    return None
+
+
+def outcomes_refresh(*, bot: Bot, now: Any = None) -> int:
+    """Outcomes of the conversations that went quiet (no message for FEEDBACK_IDLE_MINUTES) in the
+    last five weeks; returns how many were written."""
+    now = now or timezone.now()
+    quiet = now - timedelta(minutes=settings.FEEDBACK_IDLE_MINUTES)
+    facts = chat_selectors.conversation_facts(bot=bot, updated_before=quiet, updated_after=now - LOOKBACK)
+    ids = [f.conversation_id for f in facts]
+    existing = {o.conversation_id: o for o in Outcome.objects.filter(bot=bot, conversation_id__in=ids)}
+    new, changed = [], []
+    for fact in facts:
+        kind = outcome_of(fact)
+        if kind is None:
+            continue
+        row = existing.get(fact.conversation_id)
+        if row is None:
+            new.append(Outcome(bot=bot, conversation_id=fact.conversation_id, kind=kind, started_at=fact.started_at))
+        elif row.kind != kind:
+            row.kind = kind
+            changed.append(row)
+    Outcome.objects.bulk_create(new, ignore_conflicts=True)
+    Outcome.objects.bulk_update(changed, ["kind", "updated_at"])
+    return len(new) + len(changed)
+
+
+def weekly_stats(*, bot: Bot, weeks: int = 8) -> dict[str, Any]:
+    """The charts' data: accuracy, gaps and outcomes per week (oldest first, this week last)."""
+    starts = week_starts(weeks)
+    keys = [s.date() for s in starts]
+    labels = labels_by_week(bot=bot, since=starts[0])
+    gap_rows = (GapQuestion.objects.filter(bot=bot, asked_at__gte=starts[0]).annotate(week=TruncWeek("asked_at"))
+                .values_list("week").annotate(n=Count("id")).values_list("week", "n"))
+    gaps = {timezone.localtime(week).date(): n for week, n in gap_rows}
+    outcome_rows = (Outcome.objects.filter(bot=bot, started_at__gte=starts[0]).annotate(week=TruncWeek("started_at"))
+                    .values_list("week", "kind").annotate(n=Count("id")).values_list("week", "kind", "n"))
+    outcomes: dict[str, list[int]] = {kind: [0] * weeks for kind in Kind.values}
+    for week, kind, n in outcome_rows:
+        day = timezone.localtime(week).date()
+        if day in keys:
+            outcomes[kind][keys.index(day)] = n
+    accuracy = [round(labels[k][1] / labels[k][0], 3) if labels.get(k, (0, 0))[0] else None for k in keys]
+    return {
+        "weeks": [k.strftime("%d.%m") for k in keys],
+        "accuracy": accuracy,
+        "decided": [labels.get(k, (0, 0))[0] for k in keys],
+        "gaps": [gaps.get(k, 0) for k in keys],
+        "outcomes": [
+            {"kind": kind, "label": str(Kind(kind).label), "counts": counts} for kind, counts in outcomes.items()
+        ],
+    }

@@ -1,0 +1,38 @@
+"""Celery tasks of the feedback layer: thin, by id, idempotent."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from assistant.bots.models import Bot
+
+
+@shared_task
+def gaps_refresh_all() -> int:
+    from feedback.gaps import gaps_refresh
+
+    return sum(gaps_refresh(bot=bot) for bot in Bot.objects.all())
+
+
+@shared_task
+def outcomes_refresh_all() -> int:
+    from feedback.outcomes import outcomes_refresh
+
+    return sum(outcomes_refresh(bot=bot) for bot in Bot.objects.all())
+
+
+@shared_task
+def send_digests() -> int:
+    """Celery beat, Monday morning: one task per bot, so one failing mailbox does not stop the rest."""
+    bot_ids = list(Bot.objects.values_list("pk", flat=True))
+    for bot_id in bot_ids:
+        send_digest.delay(bot_id)
+    return len(bot_ids)
+
+
+@shared_task
+def send_digest(bot_id: int) -> int:
+    from feedback.digest import digest_send
+
+    bot = Bot.objects.filter(pk=bot_id).first()
+    return digest_send(bot=bot, once=True) if bot is not None else 0

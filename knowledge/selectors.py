@@ -1,0 +1,47 @@
+"""Reads of the knowledge base for the apps above it (review, feedback): they see entries through
+these functions, never through the tables. Every read is scoped to one bot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from assistant.bots.models import Bot
+from knowledge.models import Entry
+from knowledge.services import OWNER_ANSWERS_KINDS
+
+
+@dataclass(frozen=True)
+class EntryCard:
+    """What a reviewer sees of a source: enough to judge it and open it."""
+
+    entry_id: int
+    kind: str
+    title: str
+    text: str
+    url: str
+    review_needed: bool
+    active: bool
+
+
+def entry_cards(*, bot: Bot, entry_ids: Iterable[int]) -> dict[int, EntryCard]:
+    ids = [int(i) for i in entry_ids]
+    if not ids:
+        return {}
+    rows = Entry.objects.filter(bot=bot, pk__in=ids).select_related("page").only(
+        "pk", "kind", "title", "text", "url", "review_needed", "active", "page__review_needed"
+    )
+    return {
+        e.pk: EntryCard(
+            entry_id=e.pk, kind=e.kind, title=e.title, text=e.text, url=e.url, active=e.active,
+            review_needed=e.review_needed or bool(e.page and e.page.review_needed),
+        )
+        for e in rows
+    }
+
+
+def owner_answer(*, bot: Bot, key: str) -> Entry | None:
+    """An active owner answer (correction, Q/A) of this bot by its key: the public answer page."""
+    if not key or len(key) > 500:
+        return None
+    return Entry.objects.filter(bot=bot, key=key, active=True, kind__in=OWNER_ANSWERS_KINDS).first()

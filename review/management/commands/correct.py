@@ -1,0 +1,55 @@
+"""`manage.py correct SLUG --question Q --answer A [--json]`: correction memory from a script.
+
+The same service as «Исправить» in the review queue. Culprits are what the bot would answer Q from
+right now: the best entry of a search, if it reaches the match threshold. With `--json` it prints
+{"entry_id": N, "culprits": [{"entry_id": N, "url": "…"}]}.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assistant.bots.exceptions import BotNotFound
+from assistant.bots.selectors import bot_by_slug
+from knowledge.search import search_entries
+from knowledge.selectors import entry_cards
+from review.exceptions import ReviewError
+from review.models import Correction
+from review.services import clean_question, correction_apply
+
+
+class Command(BaseCommand):
+    help = "Исправить ответ бота: correct SLUG --question «вопрос» --answer «правильный ответ» [--json]"
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--question", required=True, help="вопрос посетителя")
+        parser.add_argument("--answer", required=True, help="правильный ответ")
+        parser.add_argument("--json", action="store_true", help="результат одной строкой JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            bot = bot_by_slug(options["slug"])
+        except BotNotFound as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            question = clean_question(options["question"])
+            results = search_entries(bot, question, k=1)
+            culprits = [r.entry_id for r in results if r.score >= bot.match_threshold]
+            correction = correction_apply(
+                bot=bot, question=question, answer=options["answer"], culprit_ids=culprits,
+                origin=Correction.Origin.COMMAND,
+            )
+        except ReviewError as exc:
+            raise CommandError(exc.message) from exc
+        cards = entry_cards(bot=bot, entry_ids=culprits)
+        flagged = [{"entry_id": i, "url": cards[i].url} for i in culprits if i in cards]
+        if options["json"]:
+            self.stdout.write(json.dumps({"entry_id": correction.entry_id, "culprits": flagged}, ensure_ascii=False))
+            return
+        self.stdout.write(f"Поправка сохранена: запись №{correction.entry_id}, действует со следующего сообщения.")
+        for culprit in flagged:
+            self.stdout.write(f"  на проверку: запись №{culprit['entry_id']} {culprit['url']}")

@@ -1,0 +1,203 @@
+"""Writes of the review layer: queue items from flagged answers, decisions, and correction memory.
+
+Correction memory (seed 000) is one function, `correction_apply`, and one transaction: the owner's
+answer becomes an Entry (through knowledge.services, the one writer of entries) with its vector, so
+the next message finds it, paraphrases included; the entries that produced the wrong answer are
+flagged `review_needed` and score lower in search until the owner edits them or clears the flag;
+a Correction row links the review item, the new entry and the culprits. `correction_undo` puts
+both sides back. The correction is an ordinary source of the answer chain: the model still has to
+cite it, the fact check still runs, and the visitor's link leads to its public answer page.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Collection, Sequence
+from typing import Any, Final
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from assistant.bots.models import Bot
+from assistant.chat import selectors as chat_selectors
+from knowledge import services as knowledge_services
+from knowledge.models import Entry
+from review.exceptions import (
+    AlreadyDecided,
+    AnswerEmpty,
+    AnswerTooLong,
+    DecisionUnknown,
+    ItemNotFound,
+    NotDecided,
+    QuestionInvalid,
+)
+from review.models import Correction, CorrectionCulprit, ReviewItem
+
+# The same limits as an imported Q/A pair (knowledge/importing.py): an answer is a few paragraphs.
+ANSWER_MAX: Final = 5000
+QUESTION_MAX: Final = 1000
+_CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+Decision = ReviewItem.Decision
+
+
+def clean_answer(text: str) -> str:
+    text = _CONTROL.sub("", (text or "").replace("\r\n", "\n").replace("\r", "\n")).strip()
+    if not text:
+        raise AnswerEmpty()
+    if len(text) > ANSWER_MAX:
+        raise AnswerTooLong(len(text), ANSWER_MAX)
+    return text
+
+
+def clean_question(text: str) -> str:
+    text = " ".join(_CONTROL.sub("", text or "").split())
+    if not text:
+        raise QuestionInvalid("Вопрос пустой: напишите, о чём спрашивают посетители.")
+    if len(text) > QUESTION_MAX:
+        raise QuestionInvalid(f"Вопрос слишком длинный: {len(text)} знаков при пределе {QUESTION_MAX}.")
+    return text
+
+
+def answer_url(bot: Bot, key: str) -> str:
+    """The public page of an owner's answer: the link a visitor sees under an answer taken from it."""
+    return settings.SPRAVKA_PUBLIC_URL + reverse("review:answer", args=[bot.public_key, key])
+
+
+# --- queue items ------------------------------------------------------------------------------------
+
+
+def review_item_record(*, message_id: int) -> ReviewItem | None:
+    """Put the answer a flagged message points at into the queue, or add the new reason to its item.
+    Idempotent: the unique `message` decides a race between two flags of one answer."""
+    target = chat_selectors.review_target(message_id)
+    if target is None:
+        return None
+    answer = target.answer
+    with transaction.atomic():
+        item = ReviewItem.objects.select_for_update().filter(message_id=answer.pk).first()
+        if item is None:
+            try:
+                with transaction.atomic():
+                    return ReviewItem.objects.create(
+                        bot_id=answer.bot_id, message_id=answer.pk, reasons=sorted(target.reasons),
+                        question=target.question, answer=answer.text, confidence=answer.confidence,
+                        cited_entry_id=answer.source_entry_id, source_ids=[int(i) for i in answer.sources or []],
+                        answered_at=answer.created_at,
+                    )
+            except IntegrityError:
+                item = ReviewItem.objects.select_for_update().get(message_id=answer.pk)
+        merged = sorted(set(item.reasons) | target.reasons)
+        if merged != sorted(item.reasons):
+            item.reasons = merged
+            item.save(update_fields=["reasons"])
+        return item
+
+
+def review_sweep(*, bot: Bot, since: Any) -> int:
+    """Catch-up for flags whose signal was lost (a crashed receiver): re-record every flagged
+    message since `since`. Returns how many items it created or updated."""
+    done = 0
+    for message_id in chat_selectors.flagged_message_ids(bot=bot, since=since):
+        if review_item_record(message_id=message_id) is not None:
+            done += 1
+    return done
+
+
+def _locked_item(item_id: int, bot_ids: Collection[int]) -> ReviewItem:
+    item = ReviewItem.objects.select_for_update().filter(pk=item_id, bot_id__in=list(bot_ids)).first()
+    if item is None:  # another tenant's item is as missing as a deleted one
+        raise ItemNotFound()
+    return item
+
+
+def review_item_decide(
+    *, item_id: int, bot_ids: Collection[int], decision: str, text: str = "", user: Any = None
+) -> ReviewItem:
+    """One decision on one item, in one transaction: «Всё верно» labels it; «Исправить» stores the
+    corrected answer through correction memory with the answer's culprits; «Добавить в знания»
+    stores the question and the typed answer the same way, without culprits. The text is checked
+    before anything is locked or written, so a bad one changes nothing."""
+    if decision not in Decision.values:
+        raise DecisionUnknown(decision)
+    answer = clean_answer(text) if decision != Decision.CORRECT else ""
+    with transaction.atomic():
+        item = _locked_item(item_id, bot_ids)
+        if item.status != ReviewItem.Status.PENDING:
+            raise AlreadyDecided(str(Decision(item.decision).label) if item.decision else "")
+        if decision != Decision.CORRECT:
+            correction = correction_apply(
+                bot=item.bot, question=item.question or item.answer[:200], answer=answer,
+                culprit_ids=item.culprit_ids if decision == Decision.FIXED else [],
+                kind=Entry.Kind.CORRECTION if decision == Decision.FIXED else Entry.Kind.QA,
+                item=item, user=user, origin=Correction.Origin.REVIEW,
+            )
+            item.entry_id, item.corrected_text = correction.entry_id, answer
+        item.status, item.decision = ReviewItem.Status.DECIDED, decision
+        item.decided_by = user if getattr(user, "pk", None) else None
+        item.decided_at = timezone.now()
+        item.save()
+    return item
+
+
+def review_item_undo(*, item_id: int, bot_ids: Collection[int], user: Any = None) -> ReviewItem:
+    """Take a decision back: the item is pending again and its correction (if any) is undone."""
+    with transaction.atomic():
+        item = _locked_item(item_id, bot_ids)
+        if item.status != ReviewItem.Status.DECIDED:
+            raise NotDecided()
+        for correction in item.corrections.select_for_update().filter(status=Correction.Status.ACTIVE):
+            correction_undo(correction=correction, user=user)
+        item.status, item.decision, item.corrected_text = ReviewItem.Status.PENDING, "", ""
+        item.entry, item.decided_by, item.decided_at = None, None, None
+        item.save()
+    return item
+
+
+# --- correction memory ------------------------------------------------------------------------------
+
+
+def correction_apply(
+    *, bot: Bot, question: str, answer: str, culprit_ids: Sequence[int], kind: str = Entry.Kind.CORRECTION,
+    item: ReviewItem | None = None, user: Any = None, origin: str = Correction.Origin.REVIEW,
+) -> Correction:
+    """The owner's answer as knowledge that wins next time (module docstring). Culprits of other
+    bots are ignored; the new entry is never its own culprit."""
+    question, answer = clean_question(question), clean_answer(answer)
+    key = f"{'fix' if kind == Entry.Kind.CORRECTION else 'qa'}-{uuid.uuid4().hex[:20]}"
+    reason = f"поправка из очереди проверки №{item.pk}" if item else f"поправка ({origin})"
+    with transaction.atomic():
+        entry = knowledge_services.entry_create_answer(
+            bot=bot, question=question, answer=answer, kind=kind, key=key, url=answer_url(bot, key), reason=reason,
+        )
+        flags = knowledge_services.entries_flag_for_review(
+            bot=bot, entry_ids=[i for i in culprit_ids if i != entry.pk], reason=reason,
+        )
+        correction = Correction.objects.create(
+            bot=bot, item=item, entry=entry, kind=kind, origin=origin, question=question, answer=answer,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        CorrectionCulprit.objects.bulk_create(
+            [CorrectionCulprit(correction=correction, entry_id=entry_id, flagged_before=before)
+             for entry_id, before in flags]
+        )
+    return correction
+
+
+def correction_undo(*, correction: Correction, user: Any = None) -> Correction:
+    """Both sides back: the correction's entry off, each culprit's flag as it was before (unless the
+    owner changed it since). The correction row stays, marked undone, with its history."""
+    with transaction.atomic():
+        locked = Correction.objects.select_for_update().get(pk=correction.pk)
+        if locked.status == Correction.Status.UNDONE:
+            return locked
+        reason = f"отмена поправки №{locked.pk}"
+        knowledge_services.entry_withdraw(entry=locked.entry, reason=reason)
+        flags = [(link.entry_id, link.flagged_before) for link in locked.culprit_links.all()]
+        knowledge_services.entries_review_restore(bot=locked.bot, flags=flags, reason=reason)
+        locked.status, locked.undone_at = Correction.Status.UNDONE, timezone.now()
+        locked.save(update_fields=["status", "undone_at"])
+    return locked

@@ -1,0 +1,218 @@
+// The review queue page (review/admin.py): one dialog at a time, the next one preloaded, one
+// request per decision. Every text from the server is put in with textContent, never as HTML.
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const T = $("rq-texts").dataset;
+  const state = JSON.parse($("review-state").textContent);
+  let current = state.current, preloaded = state.next, total = state.total;
+  let mode = null; // null | "fixed" | "added"
+  let busy = false, lastDecided = null, previousId = null;
+
+  function url(kind, id) {
+    const base = state.urls[kind].replace("/0/", "/" + id + "/");
+    const query = new URLSearchParams(state.filter).toString();
+    return query ? base + "?" + query : base;
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function bubble(kind, label, text) {
+    const node = el("div", "rq-msg " + kind);
+    node.append(el("small", "", label), document.createTextNode(text));
+    return node;
+  }
+
+  function render() {
+    closeEditor();
+    showError("");
+    $("rq-card").hidden = !current;
+    $("rq-empty").hidden = !!current;
+    if (!current) return;
+    $("rq-position").textContent = (current.position || 1) + " " + T.of + " " + total;
+    $("rq-bot").textContent = current.bot.name;
+    const reasons = $("rq-reasons");
+    reasons.replaceChildren(...current.reasons.map((r) => {
+      const tag = el("span", "rq-reason", r.label);
+      tag.dataset.code = r.code;
+      return tag;
+    }));
+    const when = current.answered_at + (current.confidence !== null ? " · " + T.confidence + " " + current.confidence.toFixed(2) : "");
+    $("rq-when").textContent = when;
+    const dialog = $("rq-dialog");
+    dialog.replaceChildren(
+      ...current.before.map((text) => bubble("visitor", T.visitor, text)),
+      bubble("bot", T.botLabel, current.answer),
+      ...(current.after ? [bubble("after", T.after, current.after)] : []),
+    );
+    const list = $("rq-sources");
+    if (!current.sources.length) {
+      list.replaceChildren(el("li", "", T.none));
+    } else {
+      list.replaceChildren(...current.sources.map((s) => {
+        const li = el("li");
+        if (s.url) {
+          const a = el("a", "", s.title);
+          a.href = s.url; a.target = "_blank"; a.rel = "noopener";
+          li.append(a);
+        } else {
+          li.append(document.createTextNode(s.title));
+        }
+        if (s.used) li.append(el("span", "rq-tag used", T.used));
+        if (s.review_needed) li.append(el("span", "rq-tag", T.flagged));
+        if (!s.active) li.append(el("span", "rq-tag", T.off));
+        return li;
+      }));
+    }
+    const decided = current.status === "decided";
+    $("rq-buttons").hidden = decided;
+    $("rq-decided").hidden = !decided;
+    $("rq-decided").textContent = decided ? T.decided + " «" + current.decision_label + "»" : "";
+  }
+
+  function showError(message) {
+    $("rq-error").hidden = !message;
+    $("rq-error").textContent = message || "";
+  }
+
+  function openEditor(kind) {
+    if (!current || current.status === "decided") return;
+    mode = kind;
+    $("rq-editor").hidden = false;
+    $("rq-editor-label").textContent = kind === "fixed" ? T.fixLabel : T.addLabel;
+    $("rq-editor-q").textContent = T.q + " " + (current.question || current.before.join(" "));
+    const text = $("rq-text");
+    text.value = kind === "fixed" ? current.answer : "";
+    counter();
+    text.focus();
+  }
+
+  function closeEditor() {
+    mode = null;
+    $("rq-editor").hidden = true;
+  }
+
+  function counter() {
+    $("rq-count").textContent = $("rq-text").value.length + " " + T.chars;
+  }
+
+  async function post(target, body) {
+    const response = await fetch(target, {
+      method: "POST", credentials: "same-origin",
+      headers: { "X-CSRFToken": $("rq-csrf").value },
+      body: new URLSearchParams(body),
+    });
+    const data = await response.json().catch(() => ({ ok: false, error: T.network }));
+    return data;
+  }
+
+  async function decide(decision) {
+    if (!current || busy) return;
+    const text = decision === "correct" ? "" : $("rq-text").value;
+    if (decision !== "correct" && !text.trim()) { showError(T.empty); return; }
+    busy = true;
+    try {
+      const data = await post(url("decide", current.id), { decision, text, after: preloaded ? preloaded.id : "" });
+      if (!data.ok) { showError(data.error); return; }
+      lastDecided = data.decided;
+      previousId = current.id;
+      current = preloaded || data.item;
+      if (current && data.item && current.id === data.item.id) current = data.item;
+      preloaded = data.next;
+      total = data.total;
+      render();
+      showUndo(T.saved + " «" + lastDecided.decision_label + "»");
+    } catch (e) {
+      showError(T.network);
+    } finally {
+      busy = false;
+    }
+  }
+
+  function showUndo(text) {
+    $("rq-undo").hidden = !text;
+    $("rq-undo-text").textContent = text || "";
+  }
+
+  async function undo() {
+    if (!lastDecided || busy) return;
+    busy = true;
+    try {
+      const data = await post(url("undo", lastDecided.id), {});
+      if (!data.ok) { showError(data.error); return; }
+      lastDecided = null;
+      current = data.item; preloaded = data.next; total = data.total;
+      render();
+      showUndo(T.undone);
+    } catch (e) {
+      showError(T.network);
+    } finally {
+      busy = false;
+    }
+  }
+
+  let seq = 0; // navigation counter: a late answer for an item the owner already left is dropped
+
+  async function load(id) {
+    const mine = ++seq;
+    const response = await fetch(url("card", id), { credentials: "same-origin" });
+    const data = await response.json();
+    if (mine !== seq) return;
+    if (!data.ok) { showError(data.error); return; }
+    current = data.item; preloaded = data.next; total = data.total; previousId = data.previous_id;
+    render();
+  }
+
+  function next() {
+    if (!current || busy || !preloaded) return;
+    previousId = current.id;
+    current = preloaded;
+    render();
+    // Refresh the shown item's place and preload the one after it.
+    load(current.id).catch(() => showError(T.network));
+  }
+
+  function previous() {
+    if (!current || busy) return;
+    if (previousId) {
+      load(previousId).catch(() => showError(T.network));
+      return;
+    }
+    const mine = ++seq;
+    fetch(url("card", current.id), { credentials: "same-origin" })
+      .then((response) => response.json())
+      .then((data) => { if (mine === seq && data.ok && data.previous_id) return load(data.previous_id); })
+      .catch(() => showError(T.network));
+  }
+
+  document.querySelectorAll("#rq-buttons [data-decision]").forEach((button) => {
+    button.addEventListener("click", () => {
+      const decision = button.dataset.decision;
+      if (decision === "correct") decide("correct"); else openEditor(decision);
+    });
+  });
+  $("rq-editor").addEventListener("submit", (event) => { event.preventDefault(); if (mode) decide(mode); });
+  $("rq-cancel").addEventListener("click", closeEditor);
+  $("rq-text").addEventListener("input", counter);
+  $("rq-undo-button").addEventListener("click", undo);
+
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target instanceof HTMLElement && event.target.closest("textarea, input, select");
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && mode) {
+      event.preventDefault(); decide(mode); return;
+    }
+    if (event.key === "Escape" && mode) { event.preventDefault(); closeEditor(); return; }
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    const actions = { "1": () => decide("correct"), "2": () => openEditor("fixed"), "3": () => openEditor("added"),
+                      "j": next, "о": next, "k": previous, "л": previous, "u": undo, "г": undo };
+    const action = actions[event.key.toLowerCase()];
+    if (action) { event.preventDefault(); action(); }
+  });
+
+  render();
+})();

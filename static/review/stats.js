@@ -1,0 +1,28 @@
+// Charts of the «Итоги и точность» page (feedback/admin.py), drawn with the vendored Chart.js.
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("stats-data").textContent);
+  const colours = { answered: "#2f7d32", handed_off: "#1a5fb4", lead: "#8e44ad", abandoned: "#c0504d", operator_closed: "#e39d21" };
+  const canvas = (id) => document.getElementById(id);
+  if (canvas("chart-accuracy")) {
+    new Chart(canvas("chart-accuracy"), {
+      type: "line",
+      data: { labels: data.weeks, datasets: [{ label: "Точность, %", data: data.accuracy.map((a) => a === null ? null : Math.round(a * 100)), borderColor: "#2f7d32", backgroundColor: "#2f7d32", spanGaps: true, tension: 0.2 }] },
+      options: { animation: false, scales: { y: { min: 0, max: 100, ticks: { callback: (v) => v + "%" } } } },
+    });
+  }
+  if (canvas("chart-gaps")) {
+    new Chart(canvas("chart-gaps"), {
+      type: "bar",
+      data: { labels: data.weeks, datasets: [{ label: "Вопросов без ответа", data: data.gaps, backgroundColor: "#c0504d" }] },
+      options: { animation: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
+    });
+  }
+  if (canvas("chart-outcomes")) {
+    new Chart(canvas("chart-outcomes"), {
+      type: "bar",
+      data: { labels: data.weeks, datasets: data.outcomes.map((o) => ({ label: o.label, data: o.counts, backgroundColor: colours[o.kind] })) },
+      options: { animation: false, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } },
+    });
+  }
+})();

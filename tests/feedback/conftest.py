@@ -1,0 +1,1 @@
+from tests.review.conftest import ask, knowledge, operator, shop  # noqa: F401

@@ -1,0 +1,90 @@
+"""The inbox pages as an operator opens them: the queue, one conversation, the leads and their
+CSV; another tenant's conversation is a 404 like a missing one; visitor text is escaped."""
+
+import csv
+import io
+
+import pytest
+
+from assistant.chat import handoff, leads, services
+from assistant.chat.frames import LeadForm
+
+pytestmark = pytest.mark.django_db
+
+
+def _waiting(bot, visitor_id, text="Здравствуйте"):
+    conversation = services.conversation_open(bot=bot, visitor_id=visitor_id, page_url="https://shop.example/pay/")
+    services.conversation_handoff(conversation=conversation, reason="button")
+    services.message_receive(conversation=conversation, text=text, client_msg_id=f"{visitor_id}-1")
+    return conversation
+
+
+def test_the_inbox_needs_a_login(client):
+    response = client.get("/inbox/")
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=/inbox/")
+
+
+def test_waiting_conversations_come_first_with_the_visitors_words_escaped(client, shop, operator):
+    _waiting(shop, "v_1", '<img src=x onerror="alert(1)"> где заказ?')
+    client.force_login(operator)
+    response = client.get("/inbox/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Ждут оператора" in page and 'id="waiting-count"' in page
+    assert "&lt;img src=x" in page and "<img src=x" not in page
+    assert "ждёт" in page
+
+
+def test_an_operator_sees_no_other_tenants_conversation(client, shop, other_bot, operator, other_operator):
+    mine = _waiting(shop, "v_mine")
+    theirs = _waiting(other_bot, "v_theirs")
+    client.force_login(operator)
+    assert client.get(f"/inbox/c/{mine.pk}/").status_code == 200
+    assert client.get(f"/inbox/c/{theirs.pk}/").status_code == 404
+    assert client.get("/inbox/c/987654321/").status_code == 404
+    assert f'data-id="{theirs.pk}"' not in client.get("/inbox/").content.decode()
+
+
+def test_a_conversation_page_shows_the_page_the_holder_and_the_unanswered_question(client, shop, knowledge, operator):
+    conversation = services.conversation_open(bot=shop, visitor_id="v_q", page_url="https://shop.example/pay/")
+    question = "Есть ли у вас парковка для вертолёта?"
+    services.message_receive(conversation=conversation, text=question, client_msg_id="q1")
+    handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
+    client.force_login(operator)
+    page = client.get(f"/inbox/c/{conversation.pk}/").content.decode()
+    assert 'href="https://shop.example/pay/"' in page and "Ведёт: Анна" in page
+    assert "msg visitor unanswered" in page and "Бот не смог ответить" in page
+    assert 'data-action="take" accesskey="t" hidden' in page  # already held: no «Взять»
+
+
+def test_the_queue_page_costs_the_same_queries_for_many_conversations(client, shop, operator,
+                                                                    django_assert_max_num_queries):
+    for n in range(30):
+        _waiting(shop, f"v_{n}")
+    client.force_login(operator)
+    with django_assert_max_num_queries(12):
+        assert client.get("/inbox/").status_code == 200
+
+
+def test_leads_are_listed_and_exported_safely(client, shop, operator):
+    shop.privacy_policy_url = "https://shop.example/privacy/"
+    shop.save(update_fields=["privacy_policy_url"])
+    conversation = services.conversation_open(bot=shop, visitor_id="v_lead")
+    form = LeadForm(name='=HYPERLINK("http://evil")', phone="+7 916 123-45-67", email="",
+                    question="Есть ли доставка?", consent=True)
+    leads.lead_submit(conversation=conversation, form=form)
+    client.force_login(operator)
+    assert "+79161234567" in client.get("/inbox/leads/").content.decode()
+    response = client.get("/inbox/leads.csv")
+    assert response["Content-Type"].startswith("text/csv")
+    text = b"".join(response.streaming_content).decode("utf-8-sig")
+    header, row = list(csv.reader(io.StringIO(text)))
+    assert header[:4] == ["Дата", "Бот", "Имя", "Телефон"]
+    assert row[2].startswith("'=HYPERLINK") and row[3] == "+79161234567"
+
+
+def test_an_operator_without_bots_gets_a_helpful_empty_page(client, django_user_model):
+    lonely = django_user_model.objects.create_user(username="new@shop.example", password="pw-new-12345")
+    client.force_login(lonely)
+    page = client.get("/inbox/").content.decode()
+    assert "Попросите владельца бота добавить вас" in page

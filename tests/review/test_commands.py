@@ -1,0 +1,40 @@
+"""`manage.py correct` runs correction memory for scripts; `search --json` shows entry ids and flags."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.review.conftest import DELIVERY_QUESTION
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_correct_flags_what_the_bot_would_answer_from(shop, knowledge):
+    printed = json.loads(run("correct", shop.slug, "--question", DELIVERY_QUESTION, "--answer", "Доставка 350 ₽.",
+                             "--json"))
+    delivery = knowledge["delivery"]
+    assert printed["culprits"] == [{"entry_id": delivery.pk, "url": delivery.url}]
+    results = json.loads(run("search", shop.slug, DELIVERY_QUESTION, "--json"))["results"]
+    assert results[0]["entry_id"] == printed["entry_id"] and results[0]["kind"] == "correction"
+    flagged = next(r for r in results if r["entry_id"] == delivery.pk)
+    assert flagged["review_needed"] is True and results[0]["review_needed"] is False
+
+
+def test_correct_refuses_bad_input_and_unknown_bots(shop, knowledge):
+    with pytest.raises(CommandError, match="пустой"):
+        run("correct", shop.slug, "--question", DELIVERY_QUESTION, "--answer", "   ")
+    with pytest.raises(CommandError, match="слишком длинный"):
+        run("correct", shop.slug, "--question", DELIVERY_QUESTION, "--answer", "x" * 100_000)
+    with pytest.raises(CommandError):
+        run("correct", "no-such-bot", "--question", "q", "--answer", "a")
+    assert not knowledge["delivery"].__class__.objects.filter(kind="correction").exists()
