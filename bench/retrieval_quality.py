@@ -6,8 +6,11 @@ plus the calibration of the match and confidence thresholds on the demo shop.
 Data: xquad-ru (240 Wikipedia passages, 1,190 questions) loaded as chunks; the demo shop and the
 VK Cloud docs crawled from local servers with the project's crawler; VK Cloud FAQ questions are
 searched against the crawled docs (the answer is on the FAQ page; `linked_pages` also count in the
-second column). Single-signal baselines rank the very candidates the hybrid sees by one signal,
-in the same run, so the ratios compare like with like.
+second column), and so are paraphrases of them (bench/data/vkcloud_paraphrases.tsv: the same 150
+questions as a visitor would word them, expected page = the FAQ page or a page it links to) with
+40 out-of-scope questions (bench/data/vkcloud_out_of_scope.txt) for refusal. Single-signal baselines
+rank the very candidates the hybrid sees by one signal, in the same run, so the ratios compare like
+with like.
 """
 
 from __future__ import annotations
@@ -25,6 +28,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import common
 
 MODELS = ("e5-small", "use-m3")
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def paraphrase_case(line: str, faq: dict[str, dict[str, Any]]) -> Any:
+    """A line of vkcloud_paraphrases.tsv: FAQ id, the paraphrase, and (optionally) more right pages
+    labelled by hand: another FAQ page asking the same, or the docs page on exactly that topic. The
+    FAQ page and the pages its answer links to are always right."""
+    from knowledge.evaluation import case_from_dict
+
+    key, question, *more = line.split("\t")
+    pair = faq[key]
+    urls = [pair["page_url"], *pair.get("linked_pages", []), *(more[0].split() if more else [])]
+    return case_from_dict({"question": question, "expected_urls": urls})
+
+
+def _lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 SETS = ("demo", "xquad", "vkcloud")
 
 
@@ -107,7 +127,15 @@ def load_sets(names: list[str]) -> dict[str, DataSet]:
         case_from_dict({"question": f["question"], "expected_urls": [f["page_url"], *f.get("linked_pages", [])]})
         for f in faq
     ]
-    sets["vkcloud"] = DataSet("vkcloud", strict, {"faq+linked": linked, "demo-unanswerable": unrelated})
+    by_id = {f["id"]: f for f in faq}
+    paraphrases = [paraphrase_case(line, by_id) for line in _lines(DATA / "vkcloud_paraphrases.tsv")]
+    out_of_scope = [
+        case_from_dict({"question": q, "answerable": False}) for q in _lines(DATA / "vkcloud_out_of_scope.txt")
+    ]
+    sets["vkcloud"] = DataSet("vkcloud", strict, {
+        "faq+linked": linked, "demo-unanswerable": unrelated,
+        "paraphrases + out-of-scope": paraphrases + out_of_scope,
+    })
     return {name: sets[name] for name in names}
 
 
@@ -157,7 +185,7 @@ def evaluate_set(data: DataSet, model: str, *, fresh: bool) -> tuple[list[list[A
     for label, cases in data.extra.items():
         extra = summarize(hybrid_outcomes(bot, model, cases, vectors), threshold=bot.match_threshold)
         if extra.answerable:
-            row = [extra.hit1, extra.hit3, extra.mrr, extra.answered_right, ""]
+            row = [extra.hit1, extra.hit3, extra.mrr, extra.answered_right, extra.refusal if extra.unanswerable else ""]
             rows.append([data.name, model, f"hybrid, {label}", *row])
         else:
             rows.append([data.name, model, f"hybrid, {label}", "", "", "", "", extra.refusal])

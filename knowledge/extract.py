@@ -4,6 +4,13 @@ chunker can keep heading paths), the heading anchors, and the in-page links for 
 trafilatura finds the main content and drops menus and footers, but it loses element ids; the
 anchors come from a second, plain lxml parse of the same document, matched by heading text.
 Nothing in here may raise on bad input: broken HTML yields fewer blocks, never an exception.
+
+FAQ pages are read question by question: before trafilatura sees the page, a `<summary>` of a
+`<details>`, a `<dt>`, and a paragraph that is only a bold question become headings one level
+below the heading they sit under, so the chunker cuts one chunk per question with the question
+in its heading path. Tables become one line per row, each cell named by its column header
+(«Внутри МКАД: срок — на следующий день; стоимость — 350 ₽»), so a chunk cut between rows still
+says what every value is.
 """
 
 from __future__ import annotations
@@ -136,7 +143,7 @@ def _heading_anchor(heading: html.HtmlElement) -> str:
 
 def _anchors(tree: html.HtmlElement) -> dict[str, str]:
     anchors: dict[str, str] = {}
-    for heading in tree.iter(*HEADINGS):
+    for heading in tree.iter(*HEADINGS, "summary", "dt"):
         text = clean_text(heading.text_content())
         anchor = _heading_anchor(heading)
         if text and anchor:
@@ -145,14 +152,41 @@ def _anchors(tree: html.HtmlElement) -> dict[str, str]:
 
 
 def _element_text(element: etree._Element) -> str:
-    """Text of one trafilatura block; lists become bullet lines and tables "a | b" rows."""
+    """Text of one trafilatura block; lists become bullet lines and tables one line per row."""
     if element.tag == "list":
         items = (clean_text("".join(item.itertext())) for item in element.iter("item"))
         return "\n".join(f"• {item}" for item in items if item)
     if element.tag == "table":
-        rows = (" | ".join(clean_text("".join(c.itertext())) for c in row.iter("cell")) for row in element.iter("row"))
-        return "\n".join(row for row in rows if row.strip(" |"))
+        rows = [[clean_text("".join(c.itertext())) for c in row.iter("cell")] for row in element.iter("row")]
+        return table_text(rows, header=_has_header(element))
     return clean_text("".join(element.itertext()))
+
+
+_EMPTY_CELL = frozenset({"", "-", "—", "–"})
+
+
+def _has_header(table: etree._Element) -> bool:
+    first = next(table.iter("row"), None)
+    return first is not None and all(cell.get("role") == "head" for cell in first.iter("cell"))
+
+
+def _label(header: str) -> str:
+    """A column header as a label inside a line: «Стоимость» -> «стоимость», «СДЭК» stays."""
+    return header[:1].lower() + header[1:] if header[1:2].islower() else header
+
+
+def table_text(rows: list[list[str]], *, header: bool) -> str:
+    """One line per row. With a header row: «first cell: header — cell; header — cell», empty
+    cells left out; without one: the cells joined by « | »."""
+    rows = [row for row in rows if any(cell not in _EMPTY_CELL for cell in row)]
+    if not header or len(rows) < 2:
+        return "\n".join(" | ".join(row) for row in rows)
+    names, lines = rows[0], []
+    for row in rows[1:]:
+        pairs = [f"{_label(name)} — {cell}" for name, cell in zip(names[1:], row[1:], strict=False)
+                 if cell not in _EMPTY_CELL]
+        lines.append(f"{row[0]}: {'; '.join(pairs)}" if pairs else row[0])
+    return "\n".join(lines)
 
 
 def _heading_level(rend: str) -> int:
@@ -174,7 +208,39 @@ def _blocks(body: etree._Element, anchors: dict[str, str]) -> list[Block]:
     return blocks
 
 
-def _trafilatura(text: str, url: str, *, fast: bool) -> tuple[str, etree._Element | None]:
+_QUESTION_END = re.compile(r"\?\s*$")
+
+
+def faq_headings(tree: html.HtmlElement) -> int:
+    """Turn FAQ questions into headings in place, one level below the heading above each; returns
+    how many. A `<details>` becomes a section with its `<summary>` as heading, a `<dt>` a heading
+    (its `<dd>` a plain block), a paragraph whose whole text is bold and ends with "?" a heading."""
+    level, targets = 1, []
+    for element in tree.iter():
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag in HEADINGS:
+            level = int(tag[1])
+        elif tag in {"summary", "dt"} or (tag in {"p", "div"} and _bold_question(element)):
+            targets.append((element, min(6, level + 1)))
+    for element, heading_level in targets:
+        parent = element.getparent()
+        if element.tag == "summary" and parent is not None and parent.tag == "details":
+            parent.tag = "section"
+        element.tag = f"h{heading_level}"
+    for dd in tree.iter("dd"):
+        dd.tag = "div"
+    return len(targets)
+
+
+def _bold_question(element: html.HtmlElement) -> bool:
+    text = clean_text(element.text_content())
+    if not text or len(text) > 300 or not _QUESTION_END.search(text) or len(element) == 0:
+        return False
+    bold = "".join(clean_text(child.text_content()) for child in element if child.tag in {"strong", "b"})
+    return bold.replace(" ", "") == text.replace(" ", "")
+
+
+def _trafilatura(text: str | html.HtmlElement, url: str, *, fast: bool) -> tuple[str, etree._Element | None]:
     try:
         document = trafilatura.bare_extraction(
             text, url=url, fast=fast, favor_recall=True, include_formatting=True, include_tables=True,
@@ -190,10 +256,15 @@ def _trafilatura(text: str, url: str, *, fast: bool) -> tuple[str, etree._Elemen
 
 def _main_content(text: str, url: str) -> tuple[str, etree._Element | None]:
     """trafilatura's own extractor first: its fallbacks (readability, jusText) often find a bit more
-    text but flatten headings and tables into paragraphs, and headings are what chunks hang on."""
-    title, body = _trafilatura(text, url, fast=True)
+    text but flatten headings and tables into paragraphs, and headings are what chunks hang on.
+    FAQ questions are made headings first (`faq_headings`), on a parse of its own."""
+    source: str | html.HtmlElement = text
+    tree = _parse(text)
+    if tree is not None and faq_headings(tree):
+        source = html.tostring(tree, encoding="unicode")
+    title, body = _trafilatura(source, url, fast=True)
     if body is None or not "".join(body.itertext()).strip():
-        title, body = _trafilatura(text, url, fast=False)
+        title, body = _trafilatura(source, url, fast=False)
     return title, body
 
 

@@ -3,9 +3,10 @@ the benchmarks use. See docs/search.md for the formula and how its constants wer
 
 One SQL statement gathers candidates from two retrievers (HNSW vector search; full text on the
 question's rarest words, misspellings read as the nearest word of the bot's lexicon) and returns
-the raw signals of every candidate (cosine, IDF-weighted word coverage, title trigram similarity);
-the fusion into one 0..1 score happens
-here in Python, where it can be read, documented and tested. What must stay true:
+the raw signals of every candidate (cosine, IDF-weighted word coverage, trigram similarity of the
+title and of the deepest heading when it is a question: a FAQ chunk's own question); the fusion into
+one 0..1 score happens here in Python, where it can be read, documented and tested. What must stay
+true:
 
 - every query is scoped to one bot and to active entries (tenant isolation is tested);
 - the vector retriever uses the same cast and predicate as the partial HNSW index of its model
@@ -62,7 +63,7 @@ BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
 # Thresholds calibrated on demo/cases.jsonl with the default model (bench/retrieval_quality.py,
 # docs/search.md): below MATCH the assistant says it has no exact answer; below CONFIDENCE an
 # answer goes to the review queue. Bot.match_threshold / confidence_threshold should default to these.
-RECOMMENDED_MATCH = 0.48
+RECOMMENDED_MATCH = 0.485
 RECOMMENDED_CONFIDENCE = 0.67
 
 
@@ -81,6 +82,8 @@ class Signals:
     lexical: float
     trigram: float
     unknown: float = 0.0  # share of the question's IDF mass the bot's texts do not know (per query)
+    heading_path: str = ""
+    heading: float = 0.0  # trigram similarity of the deepest heading when it is a question (a FAQ chunk's)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class SearchResult:
     kind: str
     score: float
     components: dict[str, float] = field(default_factory=dict)
+    heading_path: str = ""  # "Раздел / Вопрос": the headings the entry's text sits under
     review_needed: bool = False
 
 
@@ -144,7 +148,8 @@ def entry_factor(weight: float, review_needed: bool) -> float:
 
 def score_of(s: Signals, *, model_key: str, fix_bonus: float) -> float:
     """One candidate's score (docs/search.md), rounded as `SearchResult.score`:
-    min(1, (0.6 vector + 0.3 lexical + 0.1 trigram) x entry factor x (1 - 0.3 unknown) + fix bonus)."""
+    min(1, (0.6 vector + 0.3 lexical + 0.1 max(title trigram, heading trigram)) x entry factor
+    x (1 - 0.3 unknown) + fix bonus)."""
     return _fusion(s, model_key=model_key, fix_bonus=fix_bonus)[0]
 
 
@@ -153,9 +158,10 @@ def relevance_of(s: Signals, vector: float) -> float:
     behind the crawl): it is scored on the signals it has, their weights rescaled to sum to 1,
     never as if its cosine were 0 (which would sink every new page below the match threshold).
     Measured: bench/crawl_speed.py, "search while vectors are missing"."""
+    title = max(s.trigram, s.heading)  # the title's trigrams, or a FAQ chunk's own question
     if s.cosine is None:
-        return (W_LEXICAL * s.lexical + W_TRIGRAM * s.trigram) / (W_LEXICAL + W_TRIGRAM)
-    return W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * s.trigram
+        return (W_LEXICAL * s.lexical + W_TRIGRAM * title) / (W_LEXICAL + W_TRIGRAM)
+    return W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * title
 
 
 def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, float, float, float, float]:
@@ -173,13 +179,14 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
     score, vector, relevance, factor, bonus = _fusion(s, model_key=model_key, fix_bonus=fix_bonus)
     components = {
         "vector": round(vector, 4), "cosine": round(s.cosine or 0.0, 4), "lexical": round(s.lexical, 4),
-        "trigram": round(s.trigram, 4), "relevance": round(relevance, 4), "weight": s.weight,
+        "trigram": round(s.trigram, 4), "heading": round(s.heading, 4), "relevance": round(relevance, 4),
+        "weight": s.weight,
         "entry_factor": round(factor, 4), "review_penalty": REVIEW_PENALTY if s.review_needed else 0.0,
         "unknown": round(s.unknown, 4), "fix_bonus": bonus, "embedded": float(s.cosine is not None),
     }
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
-        score=score, components=components, review_needed=s.review_needed,
+        score=score, components=components, heading_path=s.heading_path, review_needed=s.review_needed,
     )
 
 
@@ -265,7 +272,9 @@ SELECT e.id, e.kind, e.url, e.title, e.text, e.weight,
                   FROM terms t, (SELECT e.search_vector || ''::tsvector AS sv OFFSET 0) AS v)
                 / q.idf_total, 0) AS lexical,
        greatest(similarity(e.title, %(q)s), word_similarity(e.title, %(q)s)) AS trigram,
-       q.unknown
+       q.unknown, e.heading_path,
+       CASE WHEN e.heading_path LIKE '%%?' THEN similarity(regexp_replace(e.heading_path, '^.* / ', ''), %(q)s)
+            ELSE 0 END AS heading
 FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
 """  # noqa: S608
 
@@ -295,7 +304,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
         Signals(
             entry_id=row[0], kind=row[1], url=row[2], title=row[3], text=row[4], weight=row[5],
             review_needed=row[6], cosine=row[7], lexical=float(row[8]), trigram=float(row[9]),
-            unknown=float(row[10]),
+            unknown=float(row[10]), heading_path=row[11], heading=float(row[12]),
         )
         for row in rows
     ]

@@ -62,7 +62,7 @@ class BotAdmin(BotScopedAdmin):
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "site_url", "language", "timezone"]}),
+        (None, {"fields": ["name", "slug", "site_url", "language", "answers_in_visitor_language", "timezone"]}),
         (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
         (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
         (_("Операторы"), {"fields": [

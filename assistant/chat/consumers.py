@@ -32,7 +32,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from assistant.bots.models import Bot
-from assistant.chat import access, frames, leads, ratelimit, selectors, services
+from assistant.chat import access, frames, leads, ratelimit, replies, selectors, services
 from assistant.chat.events import conversation_group
 from assistant.chat.exceptions import ChatError, HelloRequired, RateLimited, ServerError
 from assistant.chat.models import Conversation, Message
@@ -150,12 +150,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.accept()
         if self.bot is None:
             logger.info("widget socket refused: unknown public key %r", public_key[:64])
-            await self._refuse(CLOSE_UNKNOWN_BOT, "unknown_bot", "Чат не настроен: ключ виджета не найден.")
+            await self._refuse(CLOSE_UNKNOWN_BOT, "unknown_bot", replies.TEXTS["ru"]["error_unknown_bot"])
             return
         origin = access.header(self.scope, b"origin")
         if not access.origin_allowed(origin, self.bot.allowed_origins) and not await self._member_at_home(origin):
             logger.warning("widget socket refused for bot %s: origin %r is not allowed", self.bot.slug, origin)
-            await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", "Чат не разрешён на этом сайте.")
+            await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", replies.say(self.bot, "error_origin_refused"))
             return
         self.ip = access.client_ip(self.scope)
 
@@ -184,10 +184,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
             frame = frames.parse(text_data, bytes_data)
             await self._dispatch(frame)
         except ChatError as error:
-            await self._send(frames.error_frame(error, client_msg_id=_client_msg_id(frame)))
+            await self._send(frames.error_frame(error, client_msg_id=_client_msg_id(frame), language=self._language()))
         except Exception:  # a bug or an outage: say so, keep the socket, keep the traceback
             logger.exception("widget frame failed for bot %s", self.bot.slug if self.bot else "?")
-            await self._send(frames.error_frame(ServerError(), client_msg_id=_client_msg_id(frame)))
+            await self._send(
+                frames.error_frame(ServerError(), client_msg_id=_client_msg_id(frame), language=self._language())
+            )
+
+    def _language(self) -> str:
+        return replies.bot_language(self.bot) if self.bot is not None else "ru"
 
     async def _dispatch(self, frame: frames.ClientFrame) -> None:
         if isinstance(frame, frames.Ping):

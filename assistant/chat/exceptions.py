@@ -1,100 +1,116 @@
 """Domain errors of the chat. Each carries the `code` of the websocket error frame and a message a
-visitor understands; the consumer maps them to frames in one place (`ChatConsumer._error`), the
-`ask` command prints the message. Codes are part of docs/widget-protocol.md: never rename one."""
+visitor understands, in Russian or English: its text is the replies key "error_<key>" filled with
+the error's values (`message_in`); the consumer maps errors to frames in one place
+(`ChatConsumer.receive` via frames.error_frame), the `ask` command prints the message. Codes are
+part of docs/widget-protocol.md: never rename one."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from assistant.chat import replies
 
 
 class ChatError(Exception):
     code = "error"
-    default_message = "Что-то пошло не так. Попробуйте ещё раз."
+    key = "error"  # the text: replies.TEXTS[language]["error_" + key]
 
-    def __init__(self, message: str | None = None) -> None:
-        self.message = message or self.default_message
+    def __init__(self, message: str | None = None, **values: Any) -> None:
+        self.custom = message  # a text made for this case (in the bot's language), shown as is
+        self.values = {name: str(value) for name, value in values.items()}
+        self.message = message or self.message_in("ru")
         super().__init__(self.message)
+
+    def message_in(self, language: str) -> str:
+        if self.custom:
+            return self.custom
+        texts = replies.TEXTS.get(language, replies.TEXTS["ru"])
+        return texts[f"error_{self.key}"].format(**self.values)
+
+    @property
+    def default_message(self) -> str:
+        return replies.TEXTS["ru"][f"error_{self.key}"]
 
 
 class BadFrame(ChatError):
-    code = "bad_frame"
-    default_message = "Не удалось разобрать сообщение. Обновите страницу и попробуйте ещё раз."
+    code = key = "bad_frame"
+
+    def __init__(self, message: str | None = None, *, field: str | None = None) -> None:
+        if field is not None:
+            self.key = "bad_field"
+            super().__init__(message, field=field)
+        else:
+            super().__init__(message)
 
 
 class FrameTooLarge(ChatError):
-    code = "too_large"
-    default_message = "Сообщение слишком большое."
+    code = key = "too_large"
 
 
 class HelloRequired(ChatError):
-    code = "hello_required"
-    default_message = "Чат ещё не готов: сначала нужно представиться (hello)."
+    code = key = "hello_required"
 
 
 class ValidationFailed(ChatError):
     """The text itself is not acceptable; `code` says why (empty or too_long)."""
 
-    code = "empty"
-    default_message = "Напишите, пожалуйста, вопрос."
+    code = key = "empty"
 
-    def __init__(self, message: str | None = None, *, code: str = "empty") -> None:
-        super().__init__(message)
+    def __init__(self, message: str | None = None, *, code: str = "empty", **values: Any) -> None:
         self.code = code
+        if f"error_{code}" in replies.TEXTS["ru"]:
+            self.key = code
+        super().__init__(message, **values)
 
 
 class ConversationClosed(ChatError):
-    code = "closed"
-    default_message = "Этот разговор завершён. Начните новый, чтобы задать вопрос."
+    code = key = "closed"
 
 
 class NotFound(ChatError):
-    code = "not_found"
-    default_message = "Сообщение не найдено."
+    code = key = "not_found"
 
 
 class HandoffUnavailable(ChatError):
-    code = "handoff_unavailable"
-    default_message = "Передать разговор оператору сейчас нельзя. Свяжитесь с нами через контакты на сайте."
+    code = key = "handoff_unavailable"
 
 
 class ServerError(ChatError):
     """Anything unexpected; the details go to the log, never to the visitor."""
 
-    code = "server_error"
-    default_message = "Что-то пошло не так на нашей стороне. Попробуйте ещё раз через минуту."
+    code = key = "server_error"
 
 
 class RateLimited(ChatError):
-    code = "rate_limited"
-
-    _WHAT = {"messages": "сообщений", "leads": "заявок"}
+    code = key = "rate_limited"
 
     def __init__(self, retry_after: int, *, what: str = "messages") -> None:
         self.retry_after = max(1, int(retry_after))
-        super().__init__(
-            f"Слишком много {self._WHAT.get(what, 'сообщений')} подряд. "
-            f"Подождите {self.retry_after} с и попробуйте снова."
-        )
+        if what == "leads":
+            self.key = "rate_limited_leads"
+        super().__init__(seconds=self.retry_after)
 
 
 class AlreadyTaken(ChatError):
     """Another operator holds the conversation (the operator protocol's `already_taken`)."""
 
-    code = "already_taken"
+    code = key = "already_taken"
 
     def __init__(self, holder: str) -> None:
         self.holder = holder
-        super().__init__(f"Разговор уже ведёт {holder}.")
+        super().__init__(holder=holder)
 
 
 class InvalidField(ChatError):
-    """A form field (the visitor's contact form) is missing or wrong; `field` names it."""
+    """A form field (the visitor's contact form) is missing or wrong; `field` names it. The message
+    is made for the field by the caller (shown as is)."""
 
-    code = "invalid_field"
+    code = key = "invalid_field"
 
     def __init__(self, field: str, message: str) -> None:
         self.field = field
-        super().__init__(message)
+        super().__init__(message, field=field)
 
 
 class LeadUnavailable(ChatError):
-    code = "lead_unavailable"
-    default_message = "Оставить контакт здесь сейчас нельзя. Свяжитесь с нами через контакты на сайте."
+    code = key = "lead_unavailable"

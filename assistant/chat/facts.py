@@ -1,18 +1,21 @@
-"""The fact check for answers without a source (seed 004, "where we still trust the model").
+"""The fact check: which facts a text states, and whether a source gives each of them (seed 004).
 
-The model may talk freely with source = -1, but such a reply must not state a fact: a number, a
-price, a date or a term, a phone number, an e-mail, a web address. `unsupported()` finds those facts
-and looks each one up in the texts the prompt gave the model (the numbered sources, the bot's name
-and site); a fact found nowhere there blocks the reply, and the chain says "no exact answer".
+Every fact in an answer — a number, price, percentage, term, date, time, phone, e-mail, web
+address or messenger handle — must be found in the text the answer rests on: the entry it cites
+(the chain's sourced route), or only the bot's own name and site for an answer without a source.
+`facts_in()` reads both sides the same way, as values: «14 дней» = «четырнадцать дней» = "14
+days" = «две недели» (a week is exactly 7 days), but «месяц» is not «14 дней» nor «30 дней»;
+«5 000 ₽» = «5000 руб.» = «5 тыс. рублей»; «+7 (495) 123-45-67» = «8 495 1234567».
 
-It is blunt on purpose: it compares values, not meanings. "14 дней" passes when 14 (or
-«четырнадцать») is anywhere in the sources, even in another sentence; «две недели» for a source's
-"14 дней" is blocked, and so is a visitor's own number repeated back ("Да, доставим за 2 дня" is
-exactly the invented promise this exists to stop). A false block costs an honest "no exact answer"
-with the operator button; a false pass costs a promise the company never made.
+It is blunt on purpose. A false block costs the cited entry's own excerpt or an honest "no exact
+answer" with the operator button; a false pass costs a promise the company never made.
 
-What must stay true: sources and answers go through the same `facts_in`, so both sides are
-normalised alike ("5 000 ₽" = "5000 руб." = "5 тыс. рублей"); reason codes never carry the text.
+What must stay true:
+- an answer and its source go through the same `facts_in`, so both sides are normalised alike;
+- a domain is a domain when the Public Suffix List says its ending is one (publicsuffixlist ships
+  the list offline), not when it is on a list of endings typed in here;
+- `settled_length` never lets a fact through half-read: a streamed draft is shown only up to words
+  that no later text can turn into (or out of) a fact.
 """
 
 from __future__ import annotations
@@ -20,53 +23,169 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from functools import cache
 from typing import Final
 
-PRICE: Final = "price"
-PHONE: Final = "phone"
-EMAIL: Final = "email"
-URL: Final = "url"
-DATE: Final = "date"
-TERM: Final = "term"
-NUMBER: Final = "number"
+from publicsuffixlist import PublicSuffixList
+
+from assistant.chat import factwords as words
+
+# The reason codes live with the quantities that make most of them; re-exported here for callers.
+from assistant.chat.amounts import DATE as DATE
+from assistant.chat.amounts import EMAIL as EMAIL
+from assistant.chat.amounts import HANDLE as HANDLE
+from assistant.chat.amounts import NUMBER as NUMBER
+from assistant.chat.amounts import PERCENT as PERCENT
+from assistant.chat.amounts import PHONE as PHONE
+from assistant.chat.amounts import PRICE as PRICE
+from assistant.chat.amounts import TERM as TERM
+from assistant.chat.amounts import TIME as TIME
+from assistant.chat.amounts import URL as URL
+from assistant.chat.amounts import quantities
+
+# Units a table header may carry for a bare cell («Стоимость, ₽ | 350»): the answer's «350 ₽» may
+# rest on a source's bare 350. Not for terms: «14 дней» needs a 14 that is days.
+_HEADER_UNITS: Final = frozenset({*set(words.CURRENCIES.values()), "%", "kg", "km", "m", "cm", "mm", "m2", "kw", "gb"})
 
 
 @dataclass(frozen=True)
 class Fact:
-    code: str  # one of the reason codes above
-    key: str  # the normalised value looked up on the sources' side: "n:14", "p:4951234567", ...
+    code: str  # one of the codes above: what kind of fact (journal reason codes)
+    key: str  # the normalised value: "q:14:day", "q:350:rub", "n:14", "p:4951234567", "u:shop.ru/x", ...
+
+    def offers(self) -> set[str]:
+        """The keys a source stating this fact supports: itself, and its parts ("31.12.2025" also
+        gives the 31st and December; «350 ₽» also gives a bare 350)."""
+        kind, _, rest = self.key.partition(":")
+        if kind == "q":
+            return {self.key, f"n:{rest.rsplit(':', 1)[0]}"}
+        if kind == "n":
+            return {self.key, f"n?:{rest}"}
+        if kind == "d":
+            day, month, *year = rest.split(".")
+            return {self.key, f"d:{day}.{month}", f"n:{day}", f"m:{month}", *(f"n:{y}" for y in year)}
+        if kind == "y":
+            return {self.key, f"n:{rest}"}
+        if kind == "t":
+            hours, minutes = rest.split(":")
+            return {self.key, f"n:{hours}"} if minutes == "00" else {self.key}
+        if kind in {"u", "e"}:  # an address on a host also gives the host («shop.ru», «sales@shop.ru»)
+            return {self.key, f"u:{rest.split('/')[0].rsplit('@', 1)[-1]}"}
+        return {self.key}
+
+    def accepted(self) -> tuple[str, ...]:
+        """The keys any one of which, offered by a source, supports this fact."""
+        kind, _, rest = self.key.partition(":")
+        if kind == "q":
+            value, unit = rest.rsplit(":", 1)
+            return (self.key, f"n?:{value}") if unit in _HEADER_UNITS else (self.key,)
+        if kind == "y":
+            return (self.key, f"n:{rest}")
+        return (self.key,)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What a set of texts states, ready to look facts up in."""
+
+    offered: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Known:
+        return cls(frozenset(key for text in texts if text for fact in facts_in(text) for key in fact.offers()))
+
+    def supports(self, fact: Fact) -> bool:
+        return any(key in self.offered for key in fact.accepted())
+
+
+def blocked(answer: str, known: Known) -> list[Fact]:
+    """The facts of `answer` that `known` does not give, in order, each once."""
+    return list(dict.fromkeys(fact for fact in facts_in(answer) if not known.supports(fact)))
 
 
 def unsupported(answer: str, known_texts: Iterable[str]) -> list[str]:
     """Reason codes (sorted, unique) of the facts in `answer` that none of `known_texts` states."""
-    known = {fact.key for text in known_texts for fact in facts_in(text)}
-    return sorted({fact.code for fact in facts_in(answer) if fact.key not in known})
+    return sorted({fact.code for fact in blocked(answer, Known.of(known_texts))})
 
 
 def facts_in(text: str) -> list[Fact]:
-    """Every fact-like thing in `text`. Addresses, phones and dates are taken out first, so their
-    digits are not read again as plain numbers."""
+    """Every fact-like thing in `text`. Addresses, phones, dates and times are taken out first, so
+    their digits are not read again as plain numbers."""
     found: list[Fact] = []
-    text = _take_spans(text.lower().replace("ё", "е"), found)
-    for pattern, code, prefix in _NAMED:
-        found += [Fact(code, f"{prefix}{match.lastindex}") for match in pattern.finditer(text)]
-    found += _quantities([m.group(0) for m in _TOKEN.finditer(text)])
+    text = _take_spans(_normalise(text), found)
+    for pattern, code, prefix, numbered in _NAMED:
+        found += [Fact(code, f"{prefix}{match.lastindex if numbered else ''}") for match in pattern.finditer(text)]
+    found += [Fact(code, key) for code, key in quantities(text)]
     return found
 
 
-# --- addresses, phones, dates: found as spans ----------------------------------------------------
+# --- one spelling for both sides -------------------------------------------------------------------
 
-_TLDS = "ru|рф|su|com|net|org|info|io|me|biz|pro|shop|store|online|site|by|kz|ua|uz|de|eu|co|app|dev|ai|tech"
+# Written-out addresses stay on one line, and a plain dot has no space around it: "ru.\n\n3.2." ends
+# an address, it does not continue it.
+_AT = r"(?:[ \t]*@[ \t]*|[ \t]*[(\[{<][ \t]*(?:собака|собачка|at)[ \t]*[)\]}>][ \t]*|[ \t]+(?:собака|собачка|at)[ \t]+)"
+_WORD_DOT = r"(?:[ \t]*[(\[{<][ \t]*(?:точка|dot)[ \t]*[)\]}>][ \t]*|[ \t]+(?:точка|dot)[ \t]+)"
+_DOT = rf"(?:\.|{_WORD_DOT})"
+_HIDDEN_EMAIL = re.compile(rf"(?<![\w.+-])([\w.+-]*\w){_AT}([\w-]+(?:{_DOT}[\w-]+)+)")
+_HIDDEN_DOMAIN = re.compile(rf"(?<![\w.-])([\w-]+){_WORD_DOT}([\w-]+)\b")
+_EN_COMPOUND = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-(one|two|three|four|five|six|"
+                          r"seven|eight|nine|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)\b")
+_ROUND_THE_CLOCK = re.compile(r"\b24\s*/\s*7\b|\b24\s+часа\s+в\s+сутки\b|\baround the clock\b|\b24 hours a day\b")
+
+
+def _normalise(text: str) -> str:
+    """Lower case, ё as е, e-mails and domains written out in words («help собака shop точка ru»,
+    "sales (at) shop (dot) com") written as addresses, "twenty-five" as two number words."""
+    text = text.lower().replace("ё", "е")
+    text = _HIDDEN_EMAIL.sub(_unhide_email, text)
+    text = _HIDDEN_DOMAIN.sub(_unhide_domain, text)
+    text = _ROUND_THE_CLOCK.sub(" круглосуточно ", text)
+    return _EN_COMPOUND.sub(r"\1 \2", text)
+
+
+def _unhide_email(match: re.Match[str]) -> str:
+    domain = re.sub(_DOT, ".", match.group(2))
+    if "@" not in match.group(0) and not _is_suffix(domain.rsplit(".", 1)[-1]):
+        return match.group(0)  # "meet at home dot…" is not an address
+    return f"{match.group(1)}@{domain}"
+
+
+def _unhide_domain(match: re.Match[str]) -> str:
+    name, ending = match.groups()
+    return f"{name}.{ending}" if _is_suffix(ending) else match.group(0)
+
+
+@cache
+def _psl() -> PublicSuffixList:
+    return PublicSuffixList(accept_unknown=False)
+
+
+@cache
+def _is_suffix(label: str) -> bool:
+    return _psl().publicsuffix(f"x.{label}") is not None
+
+
+def is_domain(host: str) -> bool:
+    """Whether `host` ends in a public suffix with a name before it (shop.ru, techno-pay.xyz,
+    сайт.рф), by the Public Suffix List; file names (index.html) and decimals (6.4) are not."""
+    host = host.strip(".").lower()
+    if "." not in host or all(label.isdigit() for label in host.split(".")):
+        return False
+    return _psl().privatesuffix(host) is not None
+
+
+# --- addresses, handles, phones, dates and times: found as spans -------------------------------
+
 # The lookbehinds let a match start only at the beginning of a run ("1.1.1.…" costs one try, not n).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(
-    rf"(?:https?://|www\.)[^\s<>«»\"']+|(?<![\w.-])(?:[a-zа-я0-9-]+\.)+(?:{_TLDS})\b(?:/[^\s<>«»\"']*)?"
-)
+_URL = re.compile(r"(?<![\w.@/-])(?:(?:https?|ftp)://)?(?:[\w-]+\.)+[\w-]+(?::\d+)?(?:/[^\s<>«»\"'()]*)?")
+_HANDLE = re.compile(r"(?<![\w.@])@([a-z0-9_](?:[\w.]*[\w])?)")
 _PHONE = re.compile(r"(?<![\w.,])\+?\(?\d[\d\s()-]{5,}\d(?![\w.,]\d)")
-_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d.]\d)")
+_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})(?:\.(\d{4}|\d{2}))?(?![\d.]\d)")
+_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
 _TIME = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _URL_TAIL = ".,;:!?)»\"'/"
+_MESSENGERS: Final = frozenset({"t.me", "telegram.me", "wa.me", "vk.com", "vk.me", "instagram.com", "ok.ru"})
 
 
 def _take_spans(text: str, found: list[Fact]) -> str:
@@ -76,45 +195,72 @@ def _take_spans(text: str, found: list[Fact]) -> str:
     return text
 
 
-def _recorder(read: Callable[[re.Match[str]], Fact | None], found: list[Fact]) -> Callable[[re.Match[str]], str]:
+def _recorder(read: Callable[[re.Match[str]], list[Fact]], found: list[Fact]) -> Callable[[re.Match[str]], str]:
     def blank(match: re.Match[str]) -> str:
-        fact = read(match)
-        if fact is None:  # not this kind after all (an amount, not a phone): leave it to the next readers
+        facts = read(match)
+        if not facts:  # not this kind after all (an amount, not a phone): leave it to the next readers
             return match.group(0)
-        found.append(fact)
+        found.extend(facts)
         return " "
     return blank
 
 
-def _email(match: re.Match[str]) -> Fact:
-    return Fact(EMAIL, f"e:{match.group(0).strip('.')}")
+def _email(match: re.Match[str]) -> list[Fact]:
+    address = match.group(0).strip(".")
+    return [Fact(EMAIL, f"e:{address}")]
 
 
-def _url(match: re.Match[str]) -> Fact:
-    address = re.sub(r"^(?:https?://)?(?:www\.)?", "", match.group(0)).rstrip(_URL_TAIL)
-    return Fact(URL, f"u:{address}")
+def _url(match: re.Match[str]) -> list[Fact]:
+    raw = match.group(0)
+    address = re.sub(r"^(?:(?:https?|ftp)://)?(?:www\.)?", "", raw).rstrip(_URL_TAIL)
+    host, _, path = address.partition("/")
+    if not raw.startswith(("http://", "https://", "ftp://", "www.")) and not is_domain(host.split(":")[0]):
+        return []
+    facts = [Fact(URL, f"u:{address}" if path else f"u:{host}")]
+    if host in _MESSENGERS and path:  # t.me/shop is the handle @shop; wa.me/7999… is a phone
+        name = path.split("/")[0].split("?")[0].lstrip("@")
+        digits = re.sub(r"\D", "", name)
+        facts.append(Fact(PHONE, f"p:{digits[-10:]}") if len(digits) >= 10 else Fact(HANDLE, f"h:{name}"))
+    return facts
 
 
-def _phone(match: re.Match[str]) -> Fact | None:
+def _handle(match: re.Match[str]) -> list[Fact]:
+    return [Fact(HANDLE, f"h:{match.group(1)}")]
+
+
+def _phone(match: re.Match[str]) -> list[Fact]:
     """Phones have 7-15 digits and end in a pair ("-35-35", "45 67"), start with + or (, or come
-    as one long run; a number written in groups of three ("10 000 000") is an amount: None."""
+    as one long run; a number written in groups of three ("10 000 000") is an amount."""
     raw = match.group(0).strip()
     digits = re.sub(r"\D", "", raw)
     groups = re.findall(r"\d+", raw)
     looks_like = raw.startswith(("+", "(")) or len(groups[-1]) == 2 or (len(groups) == 1 and len(digits) >= 10)
-    return Fact(PHONE, f"p:{digits[-10:]}") if 7 <= len(digits) <= 15 and looks_like else None
+    return [Fact(PHONE, f"p:{digits[-10:]}")] if 7 <= len(digits) <= 15 and looks_like else []
 
 
-def _date(match: re.Match[str]) -> Fact:
+def _date(match: re.Match[str]) -> list[Fact]:
     day, month, year = match.groups()
-    return Fact(DATE, f"d:{int(day)}.{int(month)}.{year}")
+    if not (1 <= int(day) <= 31 and 1 <= int(month) <= 12):
+        return []  # «6.4» read as a date is fine, «6.40» is a decimal
+    if year is None:
+        return [Fact(DATE, f"d:{int(day)}.{int(month)}")]
+    full = year if len(year) == 4 else f"20{year}"
+    return [Fact(DATE, f"d:{int(day)}.{int(month)}.{full}")]
 
 
-def _time(match: re.Match[str]) -> Fact:
-    return Fact(DATE, f"t:{int(match.group(1))}:{match.group(2)}")
+def _iso_date(match: re.Match[str]) -> list[Fact]:
+    year, month, day = match.groups()
+    return [Fact(DATE, f"d:{int(day)}.{int(month)}.{year}")]
 
 
-_SPANS: Final = ((_EMAIL, _email), (_URL, _url), (_PHONE, _phone), (_DATE, _date), (_TIME, _time))
+def _time(match: re.Match[str]) -> list[Fact]:
+    return [Fact(TIME, f"t:{int(match.group(1))}:{match.group(2)}")]
+
+
+_SPANS: Final = (
+    (_EMAIL, _email), (_URL, _url), (_HANDLE, _handle), (_PHONE, _phone), (_ISO_DATE, _iso_date),
+    (_TIME, _time), (_DATE, _date),
+)
 
 
 # --- months, weekdays and two claim words: found by name --------------------------------------------
@@ -123,10 +269,10 @@ _MONTHS = (
     r"январ[ьяюе]|january", r"феврал[ьяюе]|february", r"март[аеу]?|march", r"апрел[ьяюе]|april", r"ма[йяею]",
     r"июн[ьяюе]|june", r"июл[ьяюе]|july", r"август[аеу]?|august", r"сентябр[ьяюе]|september",
     r"октябр[ьяюе]|october", r"ноябр[ьяюе]|november", r"декабр[ьяюе]|december",
-)  # English "may" is left out: it is mostly a verb.
+)  # English "may" is left out: it is mostly a verb; so are "sat", "sun", "mar" as abbreviations.
 _WEEKDAYS = (
-    r"понедельник\w*|mondays?", r"вторник\w*|tuesdays?", r"сред[ауы]|wednesdays?", r"четверг\w*|thursdays?",
-    r"пятниц\w*|fridays?", r"суббот\w*|saturdays?", r"воскресень\w*|sundays?",
+    r"понедельник\w*|пн|mondays?", r"вторник\w*|вт|tuesdays?", r"сред[ауы]|ср|wednesdays?", r"четверг\w*|чт|thursdays?",
+    r"пятниц\w*|пт|fridays?", r"суббот\w*|сб|saturdays?", r"воскресень\w*|вс|sundays?",
 )
 
 
@@ -135,138 +281,89 @@ def _alternatives(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(f"({name})" for name in names) + r")\b")
 
 
-_NAMED: Final = (
-    (_alternatives(_MONTHS), DATE, "m:"),
-    (_alternatives(_WEEKDAYS), DATE, "w:"),
-    (re.compile(r"\b(бесплатн)\w*"), PRICE, "free:"),  # «доставка бесплатная» is a price
-    (re.compile(r"\b(круглосуточн)\w*"), TERM, "24h:"),  # «работаем круглосуточно» is a term
+_NAMED: Final = (  # (pattern, code, key prefix, whether the matching group's number is part of the key)
+    (_alternatives(_MONTHS), DATE, "m:", True),
+    (_alternatives(_WEEKDAYS), DATE, "w:", True),
+    # «доставка бесплатная», "free delivery" is a price ("feel free to ask" is not)
+    (re.compile(r"\bбесплатн\w*|(?<!feel )\bfree\b(?! to\b)|\bno charge\b"), PRICE, "free", False),
+    (re.compile(r"\bкруглосуточн\w*"), TERM, "24h", False),
 )
 
 
-# --- quantities: numbers and number words, with what follows them ---------------------------------
+# --- streaming: how much of a growing text is settled ------------------------------------------
 
-_TOKEN = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)|\d+(?:[.,]\d+)?|[^\W\d_]+|[₽$€£%]")
-_CURRENCY = re.compile(r"[₽$€£]|руб\w*|р|евро|доллар\w*|usd|eur|rub|dollars?|euros?|rubles?|roubles?")
-_UNITS: Final = {
-    "day": "день дня дней дням днях дн сутки суток day days",
-    "hour": "час часа часов часам часах ч hour hours hrs",
-    "minute": "минута минуты минуту минут мин minute minutes min",
-    "week": "неделя недели неделю недель неделям неделе нед week weeks",
-    "month": "месяц месяца месяцев месяцу месяце мес month months",
-    "year": "год года году лет годам годы year years",
-}
-UNIT: Final = {form: unit for unit, forms in _UNITS.items() for form in forms.split()}
-_MODIFIERS = re.compile(r"рабоч\w*|календарн\w*|business|working|calendar")
-_TERM_LEAD = re.compile(r"течение|пределах|за|через|позднее|позже|следующ\w*|within|in|after|next")
-_MULTIPLIERS: Final = {"тыс": 1000, "k": 1000, "млн": 1_000_000}
+_WORD = re.compile(r"\S+")
+_EDGE = "«»\"'()[]{},.;:!?…"
+_OPEN_WORDS: Final = frozenset({"собака", "собачка", "at", "точка", "dot", "free"})
 
 
-def _forms(value: int | str, *forms: str) -> dict[str, Decimal]:
-    return {form: Decimal(value) for form in forms}
+def _open(word: str) -> bool:
+    """Whether what `word` says may still change with the words after it: a number or a number word
+    («14» may become «14 недель», «двадцать» «двадцать пять»), an address in the making («help
+    собака…»), "free" (a price, unless "free to…"). A unit or a lead word needs no wait: the fact
+    it completes is read, and checked, with it."""
+    bare = word.lower().replace("ё", "е").strip(_EDGE)
+    if not bare:
+        return False
+    return (
+        any(ch.isdigit() for ch in bare) or any(ch in bare for ch in "@/.₽$€£¥₸%")
+        or bare in words.number_words() or bare in words.one_after_tens() or bare in _OPEN_WORDS
+        or bare.startswith(words.HALF_PREFIX)
+    )
 
 
-def _teens() -> dict[str, Decimal]:
-    stems = ("одиннадцат", "двенадцат", "тринадцат", "четырнадцат", "пятнадцат", "шестнадцат", "семнадцат",
-             "восемнадцат", "девятнадцат", "двадцат", "тридцат")
-    values = (*range(11, 21), 30)
-    return {stem + end: Decimal(v) for stem, v in zip(stems, values, strict=True) for end in ("ь", "и", "ью")}
+# Words that are facts by themselves (a month, a weekday, «бесплатно»): not held once whole (their
+# reading does not depend on the next word), but never shown half-typed before they are checked.
+_NAMED_STEMS: Final = (
+    "январ", "феврал", "март", "апрел", "мая", "май", "июн", "июл", "август", "сентябр", "октябр", "ноябр",
+    "декабр", "понедельник", "вторник", "сред", "четверг", "пятниц", "суббот", "воскресень", "бесплатн",
+    "круглосуточн", "january", "february", "march", "april", "june", "july", "august", "september", "october",
+    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+)
 
 
-NUMBER_WORDS: Final = {
-    **_forms(2, "два", "две", "двух", "двум", "двумя", "two"), **_forms(3, "три", "трех", "трем", "тремя", "three"),
-    **_forms(4, "четыре", "четырех", "четырем", "четырьмя", "four"), **_forms(5, "пять", "пяти", "пятью", "five"),
-    **_forms(6, "шесть", "шести", "шестью", "six"), **_forms(7, "семь", "семи", "seven"),
-    **_forms(8, "восемь", "восьми", "восемью", "eight"), **_forms(9, "девять", "девяти", "девятью", "nine"),
-    **_forms(10, "десять", "десяти", "десятью", "ten"), **_teens(), **_forms(40, "сорок", "сорока", "forty"),
-    **_forms(50, "пятьдесят", "пятидесяти", "fifty"), **_forms(60, "шестьдесят", "шестидесяти", "sixty"),
-    **_forms(70, "семьдесят", "семидесяти", "seventy"), **_forms(80, "восемьдесят", "восьмидесяти", "eighty"),
-    **_forms(90, "девяносто", "девяноста", "ninety"), **_forms(100, "сто", "ста", "hundred"),
-    **_forms(200, "двести", "двухсот"), **_forms(300, "триста", "трехсот"), **_forms(500, "пятьсот", "пятисот"),
-    **_forms(1000, "тысяча", "тысячи", "тысяч", "тысячу", "thousand"), **_forms(1_000_000, "миллион", "million"),
-    **_forms(11, "eleven"), **_forms(12, "twelve"), **_forms(14, "fourteen"), **_forms(15, "fifteen"),
-    **_forms(20, "twenty"), **_forms(30, "thirty"),
-}
-# Words that are a number only before a unit: «одну минуту» is a term, «один из способов» is not.
-UNIT_ONLY_WORDS: Final = {
-    **_forms(1, "один", "одна", "одно", "одну", "одного", "одной", "one", "a", "an"),
-    **_forms(2, "пару", "пара", "couple"), **_forms("1.5", "полтора", "полторы", "полутора"),
-}
+@cache
+def _open_prefixes() -> frozenset[str]:
+    """Every beginning of a word that `_open` holds: a half-typed word that is none of these cannot
+    become one («Дост…» will not be a number word; «дв…» may)."""
+    whole = [*words.number_words(), *words.one_after_tens(), *_OPEN_WORDS, words.HALF_PREFIX, *_NAMED_STEMS]
+    return frozenset(word[:end] for word in whole for end in range(1, len(word) + 1))
 
 
-def _canon(value: Decimal) -> str:
-    text = format(value.normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+def _may_open(partial: str) -> bool:
+    bare = partial.lower().replace("ё", "е").lstrip(_EDGE)
+    return not bare or not bare.isalpha() or bare in _open_prefixes()
 
 
-def _digits(token: str) -> Decimal | None:
-    try:
-        return Decimal(re.sub(r"\s", "", token).replace(",", "."))
-    except InvalidOperation:
-        return None
+def settled_length(text: str) -> int:
+    """How many leading characters of a text that is still growing can be read for facts now: up to
+    the end of a whole word that is not part of a fact in the making, nor right after one (the
+    word after «14» may be «дней» or «недель»; after «собака» an address may follow). A word still
+    being typed counts when no way of finishing it makes it such a word (it is shown as it grows:
+    a fact is only ever made of whole words, each checked once it is complete)."""
+    found = list(_WORD.finditer(text))
+    if text and not text[-1].isspace() and found:
+        partial = found.pop()  # the last word may still grow
+        if not _may_open(partial.group()) and (not found or not _open(found[-1].group())):
+            return len(text)
+    for k in range(len(found) - 1, -1, -1):
+        if not _open(found[k].group()) and (k == 0 or not _open(found[k - 1].group())):
+            return found[k].end()
+    return 0
 
 
-def _multiplier(word: str) -> int | None:
-    """«5 тыс.», «5 тысяч», «2 млн» are one amount, equal to «5 000», «2 000 000»."""
-    if word.startswith("тысяч"):
-        return 1000
-    if word.startswith("миллион"):
-        return 1_000_000
-    return _MULTIPLIERS.get(word)
+_TRIGGER_SYMBOLS: Final = frozenset("0123456789@./:%₽$€£¥₸")
 
 
-def _words_value(words: list[str]) -> Decimal:
-    """«две тысячи пятьсот» -> 2500, «двадцать пять» -> 25."""
-    total, current = Decimal(0), Decimal(0)
-    for word in words:
-        value = NUMBER_WORDS[word]
-        if value >= 1000:
-            total += (current or 1) * value
-            current = Decimal(0)
-        else:
-            current += value
-    return total + current
-
-
-def _number_at(tokens: list[str], i: int) -> tuple[Decimal | None, int, bool]:
-    """(value, tokens used, needs a unit) for a quantity starting at tokens[i], or (None, 1, False)."""
-    token = tokens[i]
-    if token[0].isdigit():
-        value = _digits(token)
-        factor = _multiplier(tokens[i + 1]) if i + 1 < len(tokens) else None
-        return (value * factor, 2, False) if value is not None and factor else (value, 1, False)
-    if token in UNIT_ONLY_WORDS:
-        return UNIT_ONLY_WORDS[token], 1, True
-    used = 0
-    while i + used < len(tokens) and tokens[i + used] in NUMBER_WORDS:
-        used += 1
-    return (_words_value(tokens[i:i + used]), used, False) if used else (None, 1, False)
-
-
-def _unit_after(tokens: list[str], j: int) -> str | None:
-    """The unit at tokens[j], or after one modifier («пять рабочих дней»)."""
-    if j < len(tokens) and _MODIFIERS.fullmatch(tokens[j]):
-        j += 1
-    return UNIT.get(tokens[j]) if j < len(tokens) else None
-
-
-def _quantities(tokens: list[str]) -> list[Fact]:
-    found: list[Fact] = []
-    i = 0
-    while i < len(tokens):
-        value, used, needs_unit = _number_at(tokens, i)
-        after = i + used
-        if value is None:
-            if _TERM_LEAD.fullmatch(tokens[i]) and (unit := _unit_after(tokens, i + 1)):
-                found.append(Fact(TERM, f"u:{unit}"))  # «в течение недели», «на следующий день»
-            i += 1
-            continue
-        unit = _unit_after(tokens, after)
-        if unit:
-            found += [Fact(TERM, f"n:{_canon(value)}"), Fact(TERM, f"u:{unit}")]
-        elif not needs_unit:
-            money = (after < len(tokens) and _CURRENCY.fullmatch(tokens[after])) or (
-                i > 0 and _CURRENCY.fullmatch(tokens[i - 1])
-            )
-            found.append(Fact(PRICE if money else NUMBER, f"n:{_canon(value)}"))
-        i = after
-    return found
+def may_hold_fact(text: str) -> bool:
+    """False only when no fact can be read in `text`: no digit, address sign, number word, unit,
+    currency, fact word or address word in it. A cheap test before the full reading."""
+    if _TRIGGER_SYMBOLS & set(text):
+        return True
+    for match in _WORD.finditer(text.lower().replace("ё", "е")):
+        bare = match.group().strip(_EDGE)
+        if (bare in words.number_words() or bare in words.unit_only_words() or bare in words.UNITS
+                or bare in words.CURRENCIES or bare in _OPEN_WORDS or bare.startswith(words.HALF_PREFIX)
+                or bare.startswith(_NAMED_STEMS) or bare in {"free", "half"}):
+            return True
+    return False

@@ -75,7 +75,7 @@ ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame
 def field_str(data: dict[str, Any], name: str, *, max_chars: int | None = None) -> str:
     value = data.get(name)
     if not isinstance(value, str) or (max_chars is not None and not 0 < len(value) <= max_chars):
-        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» отсутствует или неверное.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -84,7 +84,7 @@ def field_int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int
     if value is None and nullable:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» должно быть числом.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -93,7 +93,7 @@ def _optional_str(data: dict[str, Any], name: str, *, max_chars: int) -> str:
     if value is None:
         return ""
     if not isinstance(value, str) or len(value) > max_chars:
-        raise BadFrame(f"Не удалось разобрать сообщение: поле «{name}» неверное.")
+        raise BadFrame(field=name)
     return value
 
 
@@ -150,7 +150,7 @@ def load_object(text_data: str | None, bytes_data: bytes | None) -> dict[str, An
     if text_data is None:
         raise BadFrame("Чат принимает только текстовые сообщения (JSON).")
     if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
-        raise FrameTooLarge(f"Сообщение слишком большое: не больше {settings.CHAT_MAX_FRAME_BYTES // 1024} КБ.")
+        raise FrameTooLarge(kb=settings.CHAT_MAX_FRAME_BYTES // 1024)
     try:
         data = json.loads(text_data)
     except ValueError as exc:
@@ -222,10 +222,10 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
     }
 
 
-def error_frame(error: ChatError, *, client_msg_id: str | None = None) -> dict[str, Any]:
-    """An error frame; one caused by a `message` frame names its client_msg_id, so the widget
-    knows which pending message to give back to the visitor."""
-    frame: dict[str, Any] = {"type": "error", "code": error.code, "message": error.message}
+def error_frame(error: ChatError, *, client_msg_id: str | None = None, language: str = "ru") -> dict[str, Any]:
+    """An error frame, its message in `language` (the bot's); one caused by a `message` frame names
+    its client_msg_id, so the widget knows which pending message to give back to the visitor."""
+    frame: dict[str, Any] = {"type": "error", "code": error.code, "message": error.message_in(language)}
     if client_msg_id is not None:
         frame["client_msg_id"] = client_msg_id
     if isinstance(error, RateLimited):

@@ -5,11 +5,17 @@ the stable contract that services, the websocket consumer and `manage.py ask` de
 
 What must stay true:
 - A fact reaches a visitor only with a source: the model names a number from the list the code put
-  in the prompt, and the link is that entry's url + title, never anything from the model's text.
-- An answer without a source is conversation; one stating a fact the sources did not give is
-  blocked (facts.py) and becomes "no exact answer".
+  in the prompt, the link is that entry's url + title, never anything from the model's text, and
+  every fact of the answer is found in that entry (checks.py, facts.py); an answer with a fact its
+  entry does not give is not shown: the visitor gets that entry's own excerpt instead.
+- An answer without a source is conversation: it may state no fact but the bot's own name and
+  site; one that does is blocked and becomes "no exact answer".
+- A streamed draft shows only what passed the same check (checks.DraftGate): never an unchecked fact.
+- Page text cannot change the route: the model may raise operator/order only when the prompt held
+  no page text, and no answer repeating the rules is shown.
 - A source the model saw and did not cite is never shown as a fallback: the best entry is shown
   only when there was no model at all (none configured, failed, timed out, form still invalid).
+- Canned texts are in the reply's language: the visitor's when the bot allows it (replies.py).
 - "No exact answer" is an answer: flags.unanswered, plus the operator button when handoff is on.
 - The chain writes no chat rows (services store the Reply and apply `state`); model calls and
   filter blocks go to the run journal, which is why services run it outside any transaction.
@@ -28,7 +34,7 @@ from typing import Any, ClassVar, Final
 from assistant.behavior import hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import facts, prompt, replies
+from assistant.chat import checks, excerpts, prompt, replies
 from assistant.llm import journal
 from assistant.llm.base import LLMRequest, LLMResult, Provider
 from assistant.llm.models import RunEvent
@@ -39,14 +45,13 @@ from knowledge.search import SearchResult, search_entries
 
 logger = logging.getLogger("spravka.chat")
 
-EXCERPT_CHARS: Final = 400
+EXCERPT_CHARS: Final = excerpts.LIMIT
 SEARCH_K: Final = 5
 STATE_WAITING_OPERATOR: Final = "waiting_operator"
 _SEARCH_INTENTS: Final = frozenset({"question", "purchase", "read", "product"})
 # Intents the model may raise over the rules, and only over a plain "question": the rules keep
 # false ones out ("костюм для менеджера" is a product), the model picks up what they missed.
 _MODEL_RAISED: Final = frozenset({"operator", "order"})
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?…])\s+")
 _NOT_WORD: Final = re.compile(r"[^\w]+")
 
 History = list[tuple[str, str]]  # (role, text), oldest first; role: visitor | bot | operator | system
@@ -110,6 +115,7 @@ class Turn:
 
     bot: Bot
     history: History
+    language: str  # the reply's: canned texts, the rules the model gets
     on_delta: DeltaSink | None = None
     conversation_id: int | None = None
     timings: dict[str, float] = field(default_factory=lambda: {"rules": 0.0, "search": 0.0, "llm": 0.0})
@@ -135,7 +141,10 @@ def answer(
     receives the answer so far while a model streams (only an answer with a valid source streams,
     and the returned Reply always replaces the draft); `conversation_id` labels journal rows."""
     started = time.perf_counter()
-    turn = Turn(bot=bot, history=history, on_delta=on_delta, conversation_id=conversation_id)
+    turn = Turn(
+        bot=bot, history=history, language=replies.reply_language(bot, text), on_delta=on_delta,
+        conversation_id=conversation_id,
+    )
     reply = chain(turn, text, retry=True)
     reply.timings = {**turn.timings, "total": _ms(started)}
     return reply
@@ -143,10 +152,10 @@ def answer(
 
 def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     """Seed 004's chain, top to bottom. `retry` allows the one typo retry (never a third pass)."""
-    bot = turn.bot
+    bot, language = turn.bot, turn.language
     with turn.timed("rules"):
         intent = classify(text)
-    ruled = _rule_reply(bot, intent.name)
+    ruled = _rule_reply(bot, intent.name, language)
     if ruled is not None:
         return _finish(turn, ruled, {"route": "rules"})
     if intent.name not in _SEARCH_INTENTS:  # a new rule the chain does not know yet
@@ -155,22 +164,33 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     ai = _ask_model(turn, text, found, purpose=prompt.PURPOSE if retry else prompt.PURPOSE_FIXED)
     meta = {"topic": intent.topic, "model_intent": ai.intent if ai else None}
 
-    # The model may raise operator/order that the rules missed, only when the rules said "question".
-    if ai and intent.name == "question" and ai.intent in _MODEL_RAISED:
-        raised = _rule_reply(bot, ai.intent)
+    # The model may raise operator/order that the rules missed, only when the rules said "question"
+    # and the prompt held no page text: an instruction on a page never moves the conversation.
+    if ai and intent.name == "question" and ai.intent in _MODEL_RAISED and not found.sources:
+        raised = _rule_reply(bot, ai.intent, language)
         assert raised is not None
         return _finish(turn, raised, meta | {"route": "model_intent"})
-    # 1. A valid source number and an answer: the answer, with the link of THAT entry.
+    # 1. A valid source number and an answer: the answer, with the link of THAT entry, if that entry
+    #    gives every fact of it; otherwise the entry's own words, never the model's.
     if ai and ai.answer and 0 <= ai.source < len(found.sources):
-        reply = _reply(bot, intent.name, found, text=ai.answer, entry=found.sources[ai.source].result)
-        return _finish(turn, reply, meta | {"route": "sourced", "source_index": ai.source})
-    # 2. No source: conversation, no link; blocked when it states a fact the sources did not give.
+        cited = found.sources[ai.source]
+        verdict = checks.check(ai.answer, prompt.cited_known(bot, cited), prompt.secret())
+        if verdict.ok:
+            reply = _reply(bot, intent.name, found, text=ai.answer, entry=cited.result)
+            return _finish(turn, reply, meta | {"route": "sourced", "source_index": ai.source})
+        _journal_block(turn, verdict, checked="cited")
+        shown = _excerpt_reply(turn, intent.name, found, cited.result, text)
+        if shown is not None:
+            return _finish(turn, shown, meta | {"route": "retrieval", "kind": cited.result.kind,
+                                                "source_index": ai.source, "blocked": "cited"})
+        return _finish(turn, _no_answer(bot, intent.name, found, language), meta | {"route": "no_answer"})
+    # 2. No source: conversation, no link; blocked when it states any fact but the bot's own name and site.
     if ai and ai.answer and ai.source == NO_SOURCE and "product" not in (intent.name, ai.intent):
-        blocked = facts.unsupported(ai.answer, prompt.known_texts(bot, found.sources))
-        if not blocked:
+        verdict = checks.check(ai.answer, prompt.own_known(bot), prompt.secret())
+        if verdict.ok:
             reply = _reply(bot, intent.name, found, text=ai.answer)
             return _finish(turn, reply, meta | {"route": "conversation"})
-        _journal_block(turn, blocked)
+        _journal_block(turn, verdict, checked="sourceless")
     # Typo retry: the model found nothing, but read the text differently: one more full pass.
     if retry and ai and ai.fixed and _comparable(ai.fixed) != _comparable(text):
         turn.retried_with_fixed = True
@@ -178,31 +198,33 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     # 3. No model at all: the best entry, if it matches well enough, with its link.
     top = found.top
     if ai is None and top is not None and top.score >= bot.match_threshold:
-        reply = _reply(bot, intent.name, found, text=excerpt(top.text), entry=top)
-        return _finish(turn, reply, meta | {"route": "retrieval", "kind": top.kind})
+        shown = _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
+        assert shown is not None
+        return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
     # 4. Otherwise: no exact answer, and the way to a person.
-    return _finish(turn, _no_answer(bot, intent.name, found), meta | {"route": "no_answer"})
+    return _finish(turn, _no_answer(bot, intent.name, found, language), meta | {"route": "no_answer"})
 
 
 # --- the steps' helpers ------------------------------------------------------------------------------
 
 
-def _rule_reply(bot: Bot, intent: str) -> Reply | None:
+def _rule_reply(bot: Bot, intent: str, language: str) -> Reply | None:
     """Answers decided without retrieval (by the rules, or by the model raising an intent)."""
     if intent == "whoami":
-        return _canned(intent, replies.whoami(bot))
+        return _canned(intent, replies.whoami(bot, language=language))
     if intent == "operator":
         if not bot.handoff_enabled:
-            return _canned(intent, replies.handoff_disabled(bot), escalation=True)
+            return _canned(intent, replies.handoff_disabled(bot, language=language), escalation=True)
         if hours.operators_available(bot):
-            return _canned(intent, replies.say(bot, "handoff"), escalation=True, state=STATE_WAITING_OPERATOR)
+            text = replies.say(bot, "handoff", language=language)
+            return _canned(intent, text, escalation=True, state=STATE_WAITING_OPERATOR)
         # Outside the operators' hours nobody would come: say when they work, offer the contact form.
-        reply = _canned(intent, replies.out_of_hours(bot, hours.schedule_text(bot, replies.language(bot))),
-                        escalation=True)
-        reply.buttons = replies.handoff_buttons(bot, operators_available=False)
+        schedule = hours.schedule_text(bot, language)
+        reply = _canned(intent, replies.out_of_hours(bot, schedule, language=language), escalation=True)
+        reply.buttons = replies.handoff_buttons(bot, operators_available=False, language=language)
         return reply
     if intent in {"order", "greeting", "thanks"}:
-        return _canned(intent, replies.say(bot, intent))
+        return _canned(intent, replies.say(bot, intent, language=language))
     return None
 
 
@@ -222,7 +244,7 @@ def _search(turn: Turn, text: str) -> Found:
 def _ask_model(turn: Turn, text: str, found: Found, *, purpose: str) -> ModelAnswer | None:
     request = prompt.build_request(
         bot=turn.bot, text=text, history=turn.history, sources=found.sources,
-        conversation_id=turn.conversation_id, purpose=purpose,
+        conversation_id=turn.conversation_id, purpose=purpose, language=turn.language,
     )
     provider = _Recording(get_provider(turn.bot), turn.calls)
     calls_before = len(turn.calls)
@@ -261,13 +283,29 @@ def _reply(bot: Bot, intent: str, found: Found, *, text: str, entry: SearchResul
     )
 
 
-def _no_answer(bot: Bot, intent: str, found: Found) -> Reply:
-    reply = _reply(bot, intent, found, text=replies.say(bot, "no_answer"))
+def _excerpt_reply(
+    turn: Turn, intent: str, found: Found, entry: SearchResult, question: str, *, require_overlap: bool = True
+) -> Reply | None:
+    """The entry's own words for the question (excerpts.py), with its link; in another language
+    than the entry's, with a line saying so. None when `require_overlap` and the entry shares no
+    word with the question (a blocked answer's entry that is not about the question at all)."""
+    if require_overlap and not excerpts.stems(question) & excerpts.stems(entry.text):
+        return None
+    text = excerpts.excerpt(entry.text, question)
+    if replies.text_language(entry.text) not in (None, turn.language):
+        text = replies.say(turn.bot, "excerpt_lead", language=turn.language) + text
+    return _reply(turn.bot, intent, found, text=text, entry=entry)
+
+
+def _no_answer(bot: Bot, intent: str, found: Found, language: str) -> Reply:
+    reply = _reply(bot, intent, found, text=replies.say(bot, "no_answer", language=language))
     reply.flags["unanswered"] = True
-    reply.buttons = replies.handoff_buttons(bot, operators_available=hours.operators_available(bot))
+    reply.buttons = replies.handoff_buttons(
+        bot, operators_available=hours.operators_available(bot), language=language
+    )
     if reply.buttons:
         lead = reply.buttons[0]["id"] == replies.LEAD_BUTTON_ID
-        reply.text += replies.say(bot, "no_answer_lead" if lead else "no_answer_handoff")
+        reply.text += replies.say(bot, "no_answer_lead" if lead else "no_answer_handoff", language=language)
     return reply
 
 
@@ -277,12 +315,15 @@ def _link(result: SearchResult) -> list[dict[str, str]]:
     return [{"url": result.url, "title": result.title or result.url}]
 
 
-def _journal_block(turn: Turn, codes: list[str]) -> None:
-    """A blocked sourceless answer is journaled with its reason codes only: never the text."""
-    turn.blocked_facts = sorted({*turn.blocked_facts, *codes})
+def _journal_block(turn: Turn, verdict: checks.Verdict, *, checked: str) -> None:
+    """A blocked answer is journaled with its reason codes and the blocked facts as normalised
+    values ("q:45:day"), and whether it was checked against its cited entry or as sourceless:
+    never the answer's text."""
+    turn.blocked_facts = sorted({*turn.blocked_facts, *verdict.codes})
     journal.run_event_record(
         bot_id=turn.bot.pk, kind=RunEvent.Kind.FILTER_BLOCK, ok=False, route="chat", purpose="answer.facts",
-        detail={"codes": codes}, conversation_id=turn.conversation_id,
+        detail={"codes": verdict.codes, "facts": verdict.keys, "checked": checked},
+        conversation_id=turn.conversation_id,
     )
 
 
@@ -339,23 +380,7 @@ class _Recording:
 
 # --- text ----------------------------------------------------------------------------------------------
 
-
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """The first sentences of an entry that fit in `limit` characters; a single sentence that is
-    too long is cut at a word boundary with an ellipsis, so a visitor never gets half a word."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    kept = ""
-    for sentence in _SENTENCE_END.split(text):
-        candidate = f"{kept} {sentence}".strip()
-        if len(candidate) > limit:
-            break
-        kept = candidate
-    if kept:
-        return kept
-    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:—- ")
-    return f"{cut}…"
+excerpt = excerpts.excerpt  # re-exported: `manage.py ask` and the tests read excerpts from the chain
 
 
 def _ms(since: float) -> float:

@@ -1,10 +1,13 @@
 """Canned texts the chain says without any model, Russian first, English second.
 
 They are data, not templates scattered in code: the review of wording happens here, and the tests
-check that both languages have every key."""
+check that both languages have every key. A reply is in the visitor's language when the bot allows
+it (`reply_language`), else in the bot's; errors shown in the widget come from here too ("error_*"
+keys, one per error code of docs/widget-protocol.md)."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from assistant.bots.models import Bot
@@ -33,6 +36,29 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "no_answer_lead": " Оставьте контакт, и мы ответим, как только сможем.",
         "operator_button": "Позвать оператора",
         "failure": "Извините, у меня не получилось ответить. Попробуйте спросить ещё раз чуть позже.",
+        "excerpt_lead": "",
+        "error_error": "Что-то пошло не так. Попробуйте ещё раз.",
+        "error_bad_frame": "Не удалось разобрать сообщение. Обновите страницу и попробуйте ещё раз.",
+        "error_bad_field": "Не удалось разобрать сообщение: поле «{field}» отсутствует или неверное.",
+        "error_too_large": "Сообщение слишком большое: не больше {kb} КБ.",
+        "error_hello_required": "Чат ещё не готов: сначала нужно представиться (hello).",
+        "error_empty": "Напишите, пожалуйста, вопрос: сообщение пустое.",
+        "error_too_long": "Сообщение слишком длинное: не больше {limit} знаков. Сократите его, пожалуйста.",
+        "error_closed": "Этот разговор завершён. Начните новый, чтобы задать вопрос.",
+        "error_not_found": "Сообщение не найдено.",
+        "error_handoff_unavailable": (
+            "Передать разговор оператору сейчас нельзя. Свяжитесь с нами через контакты на сайте."
+        ),
+        "error_server_error": "Что-то пошло не так на нашей стороне. Попробуйте ещё раз через минуту.",
+        "error_rate_limited": "Слишком много сообщений подряд. Подождите {seconds} с и попробуйте снова.",
+        "error_unknown_bot": "Чат не настроен: ключ виджета не найден.",
+        "error_origin_refused": "Чат не разрешён на этом сайте.",
+        "error_rate_limited_leads": "Слишком много заявок подряд. Подождите {seconds} с и попробуйте снова.",
+        "error_already_taken": "Разговор уже ведёт {holder}.",
+        "error_invalid_field": "Проверьте, пожалуйста, поле «{field}».",
+        "error_lead_unavailable": (
+            "Оставить контакт здесь сейчас нельзя. Свяжитесь с нами через контакты на сайте."
+        ),
         "operator_joined": "Оператор {name} на связи.",
         "operator_released": "Оператор вернул разговор виртуальному помощнику. Я снова отвечаю на ваши вопросы.",
         "operator_closed": "Оператор завершил разговор. Если появятся вопросы, напишите нам снова.",
@@ -72,6 +98,27 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "no_answer_lead": " Leave your contact and we will answer as soon as we can.",
         "operator_button": "Call an operator",
         "failure": "Sorry, I could not answer right now. Please try again a little later.",
+        "excerpt_lead": "Here is what our site says (in Russian):\n",
+        "error_error": "Something went wrong. Please try again.",
+        "error_bad_frame": "The message could not be read. Please reload the page and try again.",
+        "error_bad_field": "The message could not be read: the field «{field}» is missing or wrong.",
+        "error_too_large": "The message is too large: at most {kb} KB.",
+        "error_hello_required": "The chat is not ready yet: it has to say hello first.",
+        "error_empty": "Please write your question: the message is empty.",
+        "error_too_long": "The message is too long: at most {limit} characters. Please shorten it.",
+        "error_closed": "This conversation has ended. Start a new one to ask a question.",
+        "error_not_found": "Message not found.",
+        "error_handoff_unavailable": (
+            "The conversation cannot be passed to an operator right now. Please use the contacts on the site."
+        ),
+        "error_server_error": "Something went wrong on our side. Please try again in a minute.",
+        "error_rate_limited": "Too many messages in a row. Please wait {seconds} s and try again.",
+        "error_unknown_bot": "The chat is not set up: the widget key was not found.",
+        "error_origin_refused": "The chat is not allowed on this site.",
+        "error_rate_limited_leads": "Too many requests in a row. Please wait {seconds} s and try again.",
+        "error_already_taken": "{holder} is already handling this conversation.",
+        "error_invalid_field": "Please check the field «{field}».",
+        "error_lead_unavailable": "A contact cannot be left here right now. Please use the contacts on the site.",
         "operator_joined": "{name} from our team has joined the chat.",
         "operator_released": "The operator handed the conversation back to me, the virtual assistant. Ask away.",
         "operator_closed": "The operator closed the conversation. Write again any time you have a question.",
@@ -93,22 +140,48 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
 }
 
 
-def language(bot: Bot) -> str:
+_CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
+_LATIN: Final = re.compile(r"[a-z]", re.IGNORECASE)
+
+
+def bot_language(bot: Bot) -> str:
     return bot.language if bot.language in TEXTS else "ru"
 
 
-def say(bot: Bot, key: str, **values: str) -> str:
-    """The canned text `key` in the bot's language, with `{name}`-style values filled in."""
-    text = TEXTS[language(bot)][key]
+language = bot_language  # the name callers used before replies had languages per message
+
+
+def text_language(text: str) -> str | None:
+    """"en" or "ru" when the letters of `text` are clearly one or the other, else None («ok», «5»)."""
+    latin, cyrillic = len(_LATIN.findall(text)), len(_CYRILLIC.findall(text))
+    if latin >= 3 and latin > 2 * cyrillic:
+        return "en"
+    if cyrillic >= 3 and cyrillic > 2 * latin:
+        return "ru"
+    return None
+
+
+def reply_language(bot: Bot, text: str) -> str:
+    """The language to answer `text` in: the visitor's when the bot allows it, else the bot's."""
+    if bot.answers_in_visitor_language:
+        found = text_language(text)
+        if found in TEXTS:
+            return found
+    return bot_language(bot)
+
+
+def say(bot: Bot, key: str, *, language: str | None = None, **values: str) -> str:
+    """The canned text `key` in `language` (default: the bot's), with `{name}`-style values filled in."""
+    text = TEXTS[language if language in TEXTS else bot_language(bot)][key]
     return text.format(**values) if values else text
 
 
-def operator_button(bot: Bot) -> dict[str, str]:
-    return {"id": OPERATOR_BUTTON_ID, "label": say(bot, "operator_button")}
+def operator_button(bot: Bot, *, language: str | None = None) -> dict[str, str]:
+    return {"id": OPERATOR_BUTTON_ID, "label": say(bot, "operator_button", language=language)}
 
 
-def lead_button(bot: Bot) -> dict[str, str]:
-    return {"id": LEAD_BUTTON_ID, "label": say(bot, "lead_button")}
+def lead_button(bot: Bot, *, language: str | None = None) -> dict[str, str]:
+    return {"id": LEAD_BUTTON_ID, "label": say(bot, "lead_button", language=language)}
 
 
 def lead_form_available(bot: Bot) -> bool:
@@ -116,28 +189,28 @@ def lead_form_available(bot: Bot) -> bool:
     return bool(bot.privacy_policy_url)
 
 
-def handoff_buttons(bot: Bot, *, operators_available: bool) -> list[dict[str, str]]:
+def handoff_buttons(bot: Bot, *, operators_available: bool, language: str | None = None) -> list[dict[str, str]]:
     """The way to a person under a reply: call an operator while one works; otherwise leave a
     contact (when the bot has a privacy policy to consent to); otherwise nothing."""
     if not bot.handoff_enabled:
         return []
     if operators_available:
-        return [operator_button(bot)]
-    return [lead_button(bot)] if lead_form_available(bot) else []
+        return [operator_button(bot, language=language)]
+    return [lead_button(bot, language=language)] if lead_form_available(bot) else []
 
 
-def out_of_hours(bot: Bot, schedule: str) -> str:
-    hours = say(bot, "hours", schedule=schedule) if schedule else ""
+def out_of_hours(bot: Bot, schedule: str, *, language: str | None = None) -> str:
+    hours = say(bot, "hours", language=language, schedule=schedule) if schedule else ""
     if lead_form_available(bot):
-        return say(bot, "out_of_hours", hours=hours)
+        return say(bot, "out_of_hours", language=language, hours=hours)
     site = f": {bot.site_url}" if bot.site_url else ""
-    return say(bot, "out_of_hours_no_form", hours=hours, site=site)
+    return say(bot, "out_of_hours_no_form", language=language, hours=hours, site=site)
 
 
-def whoami(bot: Bot) -> str:
-    return say(bot, "whoami" if bot.handoff_enabled else "whoami_no_handoff", name=bot.name)
+def whoami(bot: Bot, *, language: str | None = None) -> str:
+    return say(bot, "whoami" if bot.handoff_enabled else "whoami_no_handoff", language=language, name=bot.name)
 
 
-def handoff_disabled(bot: Bot) -> str:
+def handoff_disabled(bot: Bot, *, language: str | None = None) -> str:
     site = f": {bot.site_url}" if bot.site_url else ""
-    return say(bot, "handoff_disabled", site=site)
+    return say(bot, "handoff_disabled", language=language, site=site)

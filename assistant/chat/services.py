@@ -61,11 +61,9 @@ def clean_text(text: str) -> str:
     """A visitor's text as stored: no control characters, Unix newlines, trimmed, 1..MAX_TEXT chars."""
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).replace("\t", " ").strip()
     if not text:
-        raise ValidationFailed("Напишите, пожалуйста, вопрос: сообщение пустое.", code="empty")
+        raise ValidationFailed(code="empty")
     if len(text) > MAX_TEXT:
-        raise ValidationFailed(
-            f"Сообщение слишком длинное: не больше {MAX_TEXT} знаков. Сократите его, пожалуйста.", code="too_long"
-        )
+        raise ValidationFailed(code="too_long", limit=MAX_TEXT)
     return text
 
 

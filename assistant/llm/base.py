@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypedDict
 
 from assistant.llm import journal
 from assistant.llm.retry import Failure, StreamBroken, call_with_retries
-from assistant.llm.streaming import DraftStream, ReleaseRule, TextSink
+from assistant.llm.streaming import DraftStream, ReleaseRule, StreamGate, TextSink
 
 ModelClass = Literal["fast", "strong"]
 
@@ -47,6 +47,7 @@ class LLMRequest:
     timeout: float | None = None  # None: settings.LLM_TIMEOUT
     stream_field: str = "answer"
     stream_release: ReleaseRule | None = None
+    stream_gate: StreamGate | None = None  # how much of the released text may show (streaming.py)
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -156,7 +157,9 @@ class BaseProvider:
     def _attempt(self, request: LLMRequest, model: str, sink: TextSink | None) -> Completion:
         if sink is None:
             return self._complete(request, model)
-        draft = DraftStream(sink, field=request.stream_field, release=request.stream_release)
+        draft = DraftStream(
+            sink, field=request.stream_field, release=request.stream_release, gate=request.stream_gate
+        )
         try:
             return self._stream(request, model, draft)
         except Exception as exc:

@@ -6,7 +6,10 @@ finished reply is still validated and the answer chain still decides what the vi
 
 A release rule sees only fields whose values are complete (a key is complete once the next key
 has started, so `"source": 1` is not mistaken for the first digit of 12) and holds the draft back
-until it says yes; text held back so far is then released at once.
+until it says yes; text held back so far is then released at once. A gate, when given, then says
+how much of the text may show: it sees the same complete fields, the field's text so far and
+whether that text is complete, and returns a length (what it has let through stays shown: a
+smaller length later holds the rest back, it never takes text away).
 """
 
 from __future__ import annotations
@@ -19,15 +22,22 @@ import jiter
 TextSink = Callable[[str], None]
 # Decides, from the fields whose values are complete so far, whether draft text may be shown yet.
 ReleaseRule = Callable[[Mapping[str, Any]], bool]
+# (complete fields, the field's text so far, whether that text is complete) -> characters to show.
+StreamGate = Callable[[Mapping[str, Any], str, bool], int]
 
 
 class DraftStream:
-    def __init__(self, sink: TextSink, *, field: str = "answer", release: ReleaseRule | None = None) -> None:
+    def __init__(
+        self, sink: TextSink, *, field: str = "answer", release: ReleaseRule | None = None,
+        gate: StreamGate | None = None,
+    ) -> None:
         self._sink = sink
         self._field = field
         self._release = release
+        self._gate = gate
         self._buffer = b""
         self._sent = ""
+        self._seen: tuple[int, bool, bool] = (-1, False, False)  # (length, complete, released) last looked at
         self._broken = False
         self.emitted = False
 
@@ -39,9 +49,19 @@ class DraftStream:
         if snapshot is None:
             return
         text = snapshot.get(self._field)
-        if not isinstance(text, str) or len(text) <= len(self._sent) or not text.startswith(self._sent):
+        if not isinstance(text, str) or not text.startswith(self._sent):
             return
-        if self._release is not None and not self._release(_settled(snapshot)):
+        settled = _settled(snapshot)
+        complete = self._field in settled
+        released = self._release is None or self._release(settled)
+        if (len(text), complete, released) == self._seen:  # nothing new for this field (another one grew)
+            return
+        self._seen = (len(text), complete, released)
+        if not released:
+            return
+        if self._gate is not None:
+            text = text[:self._gate(settled, text, complete)]
+        if len(text) <= len(self._sent):
             return
         delta, self._sent = text[len(self._sent):], text
         self.emitted = True

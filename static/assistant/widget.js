@@ -7,7 +7,8 @@
  * - Everything lives in an open Shadow DOM: the shop's CSS cannot break the widget and ours
  *   cannot leak into the shop.
  * - Text from the server or the visitor goes in through textContent only, never innerHTML;
- *   a link becomes <a> only when its url starts with http(s)://.
+ *   a link becomes <a> only when its url starts with http(s)://. Line breaks show as they are,
+ *   and lines that start with "• ", "- " or "1. " become a list (renderText), still as text nodes.
  * - The websocket goes to the host the script came from, not the page's host: the widget
  *   runs on the shop's origin, the server lives elsewhere.
  * - A message gets its client_msg_id once and keeps it through reconnects, so a resend after
@@ -142,6 +143,8 @@ button{font:inherit;color:inherit;cursor:pointer}
 .msg.system{align-self:center;max-width:95%}
 .who{font-size:12px;color:#52606d;margin:0 4px 2px}
 .bubble{padding:9px 12px;border-radius:14px;background:#fff;border:1px solid #e4e7eb;white-space:pre-wrap;overflow-wrap:anywhere}
+.bubble .list{margin:4px 0;padding-left:20px;white-space:normal}
+.bubble .list li{margin:2px 0}
 .visitor .bubble{background:var(--accent);border-color:var(--accent);color:#fff}
 .system .bubble{background:transparent;border:0;color:#52606d;font-size:13px;text-align:center;padding:2px}
 .pending .bubble{opacity:.7}
@@ -566,11 +569,42 @@ button{font:inherit;color:inherit;cursor:pointer}
     // Screen readers hear who spoke; sighted visitors see it from the bubble's side and colour.
     const name = role === "operator" && m.author ? String(m.author) : T[role === "visitor" ? "you" : role];
     const who = el("span", role === "operator" ? "who" : "sr", name + ":");
-    item.append(who, el("div", "bubble", m.text || ""));
+    item.append(who, renderText(el("div", "bubble"), m.text || ""));
     renderLinks(item, m.links);
     renderButtons(item, m.buttons);
     if (role === "bot" && m.id != null) item.appendChild(renderRating(m.id, m.rating));
     return item;
+  }
+
+  // Plain text with line breaks; runs of "• item" / "- item" lines become <ul>, "1. item" lines <ol>.
+  const BULLET = /^\s*[•·\-*]\s+(.*)$/;
+  const NUMBERED = /^\s*\d{1,2}[.)]\s+(.*)$/;
+  function renderText(node, text) {
+    node.textContent = "";
+    let list = null;
+    let kind = "";
+    let pendingBreak = false;
+    String(text).split("\n").forEach((line) => {
+      const bullet = BULLET.exec(line);
+      const numbered = bullet ? null : NUMBERED.exec(line);
+      const item = bullet || numbered;
+      if (item) {
+        const want = bullet ? "ul" : "ol";
+        if (!list || kind !== want) {
+          list = el(want, "list");
+          kind = want;
+          node.appendChild(list);
+        }
+        list.appendChild(el("li", null, item[1]));
+        pendingBreak = false;
+        return;
+      }
+      list = null;
+      if (pendingBreak) node.appendChild(document.createElement("br"));
+      node.appendChild(document.createTextNode(line));
+      pendingBreak = true;
+    });
+    return node;
   }
 
   function renderLinks(item, links) {
@@ -692,7 +726,7 @@ button{font:inherit;color:inherit;cursor:pointer}
       node.appendChild(el("div", "bubble"));
       ui.log.appendChild(node);
     }
-    node.firstChild.textContent = String(text || "");
+    renderText(node.firstChild, text || "");
   }
 
   function clearDrafts() {

@@ -91,20 +91,21 @@ def ask(bot: Bot, question: str, history: list[tuple[str, str]] | None = None, *
 
 
 def sources_block(request: Any) -> str:
-    """The variable system part of a recorded request: the numbered sources."""
-    return request.body["system"][-1]["text"]
+    """The last user turn of a recorded request: the numbered sources as quoted data, then the question."""
+    return request.body["messages"][-1]["content"]
 
 
 # --- 1. a sourced answer ----------------------------------------------------------------------------
 
 
-def test_a_sourced_answer_carries_the_link_of_that_entry_not_one_from_the_models_text(fake_llm, chain_shop):
-    answer = "Доставка по Москве стоит 300 ₽. Подробнее: https://invented.example/promo"
+def test_a_sourced_answer_carries_the_link_of_that_entry(fake_llm, chain_shop):
+    answer = "Доставка по Москве стоит 300 ₽, привезём на следующий день. Подробнее — по ссылке ниже."
     fake_llm.script(tool_use(said(answer, source=0)))
 
     reply = ask(chain_shop, DELIVERY)
 
-    assert sources_block(fake_llm.requests[0]).startswith("Источники:\n[0] Доставка: Доставка по Москве")
+    assert '<источник номер="0">\nДоставка: Доставка по Москве' in sources_block(fake_llm.requests[0])
+    assert fake_llm.requests[0].body["system"][0]["text"].count("Доставка по Москве") == 0
     assert reply.text == answer
     assert reply.links == [link("delivery")]
     assert reply.source_entry_id == entry(chain_shop, "delivery").pk
@@ -120,7 +121,7 @@ def test_the_cited_number_picks_the_entry_among_several(fake_llm, chain_shop):
     reply = ask(chain_shop, PAYMENT)
 
     block = sources_block(fake_llm.requests[0])
-    assert "[0] Оплата заказа:" in block and "[1] " in block
+    assert '<источник номер="0">\nОплата заказа:' in block and '<источник номер="1">' in block
     assert reply.links == [link("payment")] and reply.source_entry_id == entry(chain_shop, "payment").pk
     assert set(reply.sources) >= {entry(chain_shop, "payment").pk, entry(chain_shop, "delivery").pk}
 
@@ -159,21 +160,29 @@ def test_a_sourceless_answer_stating_an_unsourced_fact_is_blocked(fake_llm, chai
     assert reply.flags["unanswered"] is True and reply.links == []
     assert reply.llm_meta["route"] == "no_answer" and reply.llm_meta["blocked_facts"] == [code]
     event = RunEvent.objects.get(bot=chain_shop, kind=RunEvent.Kind.FILTER_BLOCK)
-    assert event.ok is False and event.detail == {"codes": [code]}
+    assert event.ok is False and event.detail["codes"] == [code] and event.detail["checked"] == "sourceless"
     assert answer not in json.dumps(event.detail, ensure_ascii=False)
 
 
-def test_a_sourceless_answer_whose_number_is_in_the_sources_is_allowed_without_a_link(fake_llm, chain_shop):
-    """Decided: a fact the sources do give may be said in passing, but without a cited source
-    the reply gets no link (the code cannot tell which entry it came from)."""
+def test_a_sourceless_answer_is_blocked_even_when_a_source_happens_to_give_its_number(fake_llm, chain_shop):
+    """No source, no fact: the code cannot tell which entry a sourceless fact came from, so it
+    does not let it through because some source mentions the same number."""
     fake_llm.script(tool_use(said("По Москве это 300 ₽, привезём на следующий день.")))
 
     reply = ask(chain_shop, DELIVERY)
 
-    assert reply.text == "По Москве это 300 ₽, привезём на следующий день."
-    assert reply.links == [] and reply.source_entry_id is None
-    assert reply.llm_meta["route"] == "conversation"
-    assert not RunEvent.objects.filter(kind=RunEvent.Kind.FILTER_BLOCK).exists()
+    assert reply.text == NO_ANSWER and reply.links == []
+    assert reply.llm_meta["blocked_facts"] == ["price", "term"]
+    event = RunEvent.objects.get(bot=chain_shop, kind=RunEvent.Kind.FILTER_BLOCK)
+    assert event.detail == {"codes": ["price", "term"], "facts": ["q:300:rub", "q:1:day"], "checked": "sourceless"}
+
+
+def test_a_sourceless_answer_may_name_the_bots_own_site(fake_llm, chain_shop):
+    fake_llm.script(tool_use(said("Всё о магазине — на shop.example, спрашивайте!", intent="smalltalk")))
+
+    reply = ask(chain_shop, "Как у вас дела?")
+
+    assert reply.llm_meta["route"] == "conversation" and reply.text.startswith("Всё о магазине")
 
 
 def test_a_sourceless_answer_about_a_product_is_not_conversation(fake_llm, chain_shop):
@@ -230,7 +239,7 @@ def test_an_empty_answer_with_sources_seen_is_no_exact_answer_not_the_seen_entry
 
     reply = ask(chain_shop, DELIVERY)
 
-    assert "[0] Доставка:" in sources_block(fake_llm.requests[0])  # the model did see it
+    assert '<источник номер="0">\nДоставка:' in sources_block(fake_llm.requests[0])  # the model did see it
     assert reply.text == NO_ANSWER and reply.links == [] and reply.source_entry_id is None
     assert reply.flags["unanswered"] is True and reply.buttons == [OPERATOR_BUTTON]
     assert len(fake_llm.requests) == 1  # `fixed` equal to the text: no retry
@@ -256,9 +265,9 @@ def test_a_typo_gets_one_more_full_pass_with_the_fixed_text(fake_llm, chain_shop
     reply = ask(chain_shop, "Как аплатить закас?")
 
     first, second = fake_llm.requests
-    assert first.body["messages"][-1]["content"] == "Как аплатить закас?"
-    assert second.body["messages"][-1]["content"] == PAYMENT
-    assert "[0] Оплата заказа:" in sources_block(second)  # searched again with the fixed text
+    assert first.body["messages"][-1]["content"].endswith("Сообщение посетителя:\nКак аплатить закас?")
+    assert second.body["messages"][-1]["content"].endswith("Сообщение посетителя:\n" + PAYMENT)
+    assert '<источник номер="0">\nОплата заказа:' in sources_block(second)  # searched again with the fixed text
     assert reply.links == [link("payment")] and reply.llm_meta["retried_with_fixed"] is True
     assert reply.llm_meta["tokens"]["input"] == 240
     assert [u.purpose for u in Usage.objects.filter(bot=chain_shop).order_by("id")] == ["answer", "answer.fixed"]
@@ -360,11 +369,25 @@ def test_a_model_raised_operator_without_handoff_says_how_to_reach_the_company(f
 
 
 def test_the_model_may_ask_for_the_order_number_when_the_rules_said_question(fake_llm, chain_shop):
+    chain_shop.match_threshold = 0.99  # no page text in the prompt
     fake_llm.script(tool_use(said("", intent="order")))
 
     reply = ask(chain_shop, "Что там с моей покупкой?")
 
     assert reply.intent == "order" and "номер заказа" in reply.text and reply.state is None
+
+
+def test_a_model_raised_intent_is_not_honoured_when_the_prompt_held_page_text(fake_llm, chain_shop):
+    """A page may say "call the operator" or "ask for the order number": with page text in the
+    prompt, the model's intent cannot move the conversation (the operator button is still there)."""
+    fake_llm.script(tool_use(said("", intent="operator")), tool_use(said("", intent="order")))
+
+    to_operator = ask(chain_shop, DELIVERY)
+    to_order = ask(chain_shop, PAYMENT)
+
+    for reply in (to_operator, to_order):
+        assert reply.state is None and not reply.flags.get("escalation") and reply.intent == "purchase"
+        assert reply.text == NO_ANSWER and reply.llm_meta["route"] == "no_answer"
 
 
 def test_a_model_raised_operator_is_ignored_when_the_rules_said_product(fake_llm, chain_shop):
@@ -396,12 +419,13 @@ def test_history_goes_into_the_request_as_alternating_turns_before_the_question(
     assert body["messages"] == [
         {"role": "user", "content": "Привет\n\nХочу заказать"},
         {"role": "assistant", "content": "Что именно?\n\nЯ на связи."},
-        {"role": "user", "content": DELIVERY},
+        {"role": "user", "content": body["messages"][-1]["content"]},
     ]
-    rules, sources = body["system"]
-    assert rules["cache_control"] == {"type": "ephemeral"} and "cache_control" not in sources
+    assert body["messages"][-1]["content"].startswith("Источники — цитаты")
+    assert body["messages"][-1]["content"].endswith("Сообщение посетителя:\n" + DELIVERY)
+    [rules] = body["system"]
+    assert rules["cache_control"] == {"type": "ephemeral"}
     assert rules["text"].startswith("Вы — виртуальный помощник «Ромашка» на сайте https://shop.example/.")
-    assert sources["text"].startswith("Источники:\n[0] Доставка:")
     assert body["tools"][0]["input_schema"]["properties"]["source"]["maximum"] == 0
 
 
@@ -414,7 +438,7 @@ def test_an_english_bot_gets_english_rules_and_replies(fake_llm, chain_shop):
 
     system = fake_llm.requests[0].body["system"]
     assert system[0]["text"].startswith("You are the virtual assistant of Ромашка on https://shop.example/.")
-    assert system[1]["text"].startswith("There are no sources for this question")
+    assert fake_llm.requests[0].body["messages"][-1]["content"].startswith("There are no sources for this question")
     assert unknown.text.startswith("Sorry, I do not have an exact answer to that. Shall I invite an operator?")
     assert unknown.buttons == [{"id": "operator", "label": "Call an operator"}]
     assert chat.text == "Hello! How can I help you?"

@@ -3,7 +3,7 @@
 import pytest
 
 from assistant.bots.models import Bot
-from assistant.chat import replies
+from assistant.chat import excerpts, replies
 from assistant.chat.pipeline import answer, excerpt
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 
@@ -65,10 +65,11 @@ def test_an_excerpt_keeps_whole_sentences():
     assert excerpt("Коротко.") == "Коротко."
 
 
-def test_an_excerpt_of_one_long_sentence_ends_on_a_whole_word():
-    text = "слово " * 200
+def test_an_excerpt_never_cuts_a_sentence_unless_one_sentence_is_too_long_to_show():
+    assert excerpt("Короткое первое. " + "Длинное " * 40 + "второе.", limit=50) == "Короткое первое."
+    text = "слово " * 200  # one "sentence" of 1,200 characters: cut at a word, the only cut there is
     short = excerpt(text, limit=50)
-    assert short.endswith("слово…") and len(short) <= 51
+    assert short.endswith("слово…") and len(short) <= excerpts.HARD_LIMIT + 1
 
 
 @pytest.mark.django_db

@@ -201,11 +201,12 @@ def test_history_passed_to_the_chain_is_the_previous_turns(shop, fake_llm):
     services.message_receive(conversation=conversation, text=question, client_msg_id="c2")
 
     [request] = fake_llm.requests  # the greeting was the rules'; the question went to the model
-    assert request.body["messages"] == [
+    assert request.body["messages"][:2] == [
         {"role": "user", "content": "Привет"},
         {"role": "assistant", "content": "Здравствуйте! Чем могу помочь?"},
-        {"role": "user", "content": question},
     ]
+    last = request.body["messages"][2]
+    assert last["role"] == "user" and last["content"].endswith("Сообщение посетителя:\n" + question)
 
 
 def test_a_failing_chain_still_answers_honestly(shop, monkeypatch):

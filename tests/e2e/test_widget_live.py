@@ -126,6 +126,23 @@ def test_a_visitor_gets_a_sourced_answer_an_honest_no_and_their_history_back(pag
     assert page.evaluate("() => window.__xss") is None
 
 
+def test_an_answer_made_of_list_items_shows_as_a_list_without_a_model(page: Page, shop: str, shots: Path):
+    """Retrieval only: the excerpt is whole list items of the returns page, one per line, and the
+    widget shows them as a list (text nodes in <li>, never HTML from the server)."""
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    widget.open()
+
+    widget.ask("Какие условия возврата товара?")
+    answer = widget.last("bot")
+    expect(answer.locator(".src a")).to_have_attribute("href", returns_page(shop), timeout=30000)
+    items = answer.locator(".bubble li")
+    expect(items.first).to_be_visible()
+    assert items.count() >= 2
+    assert all(not text.startswith("•") for text in items.all_inner_texts())
+    shoot(page, shots, "widget-list.png")
+
+
 def test_a_product_the_shop_does_not_sell_gets_an_honest_no(page: Page, shop: str):
     page.goto(f"{shop}/")
     widget = Widget(page)

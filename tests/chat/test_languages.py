@@ -1,0 +1,136 @@
+"""The visitor's language: an English question to a bot that allows it is answered in English —
+canned replies, refusals, errors — and finds the Russian page through the model's translation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from assistant.bots.models import Bot
+from assistant.chat import frames, pipeline, replies
+from assistant.chat.exceptions import RateLimited, ValidationFailed
+from assistant.chat.services import clean_text
+from tests import fakes
+from tests.chat.conftest import ORIGIN
+from tests.fakes.messages_api import tool_use
+
+fake_llm = fakes.fake_llm
+UNKNOWN_EN = "Do you have a helipad on the roof of your office?"
+
+
+def said(answer: str = "", *, source: int = -1, intent: str = "question", fixed: str = "") -> dict[str, Any]:
+    return {"intent": intent, "source": source, "answer": answer, "product_query": "", "fixed": fixed}
+
+
+def _bot(**fields: Any) -> Bot:
+    defaults = {"name": "Ромашка", "slug": "romashka", "site_url": "https://shop.example/", "language": "ru"}
+    return Bot(**(defaults | fields))
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("What is your return policy?", "en"), ("Сколько стоит доставка?", "ru"), ("ok", "ru"), ("iPhone 15 есть?", "ru"),
+     ("Доставка в Kazan, how long?", "ru")],
+)
+def test_the_reply_language_follows_the_visitors_letters(text, language):
+    assert replies.reply_language(_bot(), text) == language
+
+
+def test_a_bot_that_keeps_its_language_answers_in_it():
+    assert replies.reply_language(_bot(answers_in_visitor_language=False), "What is your return policy?") == "ru"
+    assert replies.reply_language(_bot(language="en", answers_in_visitor_language=False), "Привет, как дела") == "en"
+
+
+def test_canned_replies_take_the_language_and_say_keeps_its_old_form():
+    bot = _bot()
+    assert replies.say(bot, "no_answer") == "К сожалению, точного ответа у меня нет."
+    assert replies.say(bot, "no_answer", language="en") == "Sorry, I do not have an exact answer to that."
+    expected = replies.TEXTS["ru"]["handoff_disabled"].format(site=": x")
+    assert replies.say(bot, "handoff_disabled", site=": x") == expected
+
+
+def test_an_english_question_to_a_russian_bot_gets_english_rules_replies():
+    bot = _bot()
+    whoami = pipeline.answer(bot=bot, text="who are you?", history=[])
+    assert whoami.text.startswith("I am the virtual assistant of Ромашка")
+
+
+@pytest.mark.django_db
+def test_a_refusal_is_in_the_visitors_language(knowledge, shop, settings):
+    settings.LLM_PROVIDER = "none"
+    english = pipeline.answer(bot=shop, text=UNKNOWN_EN, history=[])
+    russian = pipeline.answer(bot=shop, text="Есть ли у вас вертолётная площадка на крыше?", history=[])
+
+    assert english.text == (
+        "Sorry, I do not have an exact answer to that. Shall I invite an operator? They will sort it out."
+    )
+    assert english.buttons == [{"id": "operator", "label": "Call an operator"}]
+    assert russian.text.startswith("К сожалению, точного ответа у меня нет.")
+    assert russian.buttons == [{"id": "operator", "label": "Позвать оператора"}]
+
+
+@pytest.mark.django_db
+def test_an_english_question_finds_the_russian_page_through_the_models_translation(fake_llm, knowledge, shop):
+    """Cross-lingual: the first pass finds nothing good, the model gives the question in the site's
+    language as `fixed`, the chain searches again with it, and the model answers in English from the
+    Russian entry it cites (its figures checked against that entry like any other answer)."""
+    answer = "You can return an item within 14 days of purchase if you keep the packaging and the receipt."
+    fake_llm.script(
+        tool_use(said("", fixed="Какие условия возврата товара?")),
+        tool_use(said(answer, source=0, fixed="Какие условия возврата товара?")),
+    )
+
+    reply = pipeline.answer(bot=shop, text="What is your return policy?", history=[])
+
+    first, second = fake_llm.requests
+    assert first.body["system"][0]["text"].startswith("You are the virtual assistant")
+    assert "its translation into that language" in first.body["system"][0]["text"]
+    assert '<source number="0">\nВозврат товара:' in second.body["messages"][-1]["content"]
+    assert second.body["system"][0]["text"].startswith("You are the virtual assistant")
+    assert reply.text == answer and reply.llm_meta["route"] == "sourced"
+    assert reply.links == [{"url": "https://shop.example/return", "title": "Возврат товара"}]
+
+
+@pytest.mark.django_db
+def test_an_excerpt_in_the_sites_language_says_so_to_an_english_visitor(knowledge, shop, settings):
+    settings.LLM_PROVIDER = "none"
+    shop.match_threshold = 0.05  # e5 alone rarely ranks a Russian page this high for English words
+
+    reply = pipeline.answer(bot=shop, text="How do I return an item?", history=[])
+
+    assert reply.llm_meta["route"] == "retrieval"
+    assert reply.text.startswith("Here is what our site says (in Russian):\n")
+
+
+def test_errors_speak_the_language_they_are_asked_in():
+    with pytest.raises(ValidationFailed) as refused:
+        clean_text("а" * 2001)
+    assert refused.value.message_in("ru").startswith("Сообщение слишком длинное: не больше 2000 знаков")
+    assert refused.value.message_in("en") == "The message is too long: at most 2000 characters. Please shorten it."
+    frame = frames.error_frame(RateLimited(12), language="en")
+    assert frame == {"type": "error", "code": "rate_limited", "retry_after": 12,
+                     "message": "Too many messages in a row. Please wait 12 s and try again."}
+
+
+def test_every_error_code_has_a_text_in_both_languages():
+    keys = {key for key in replies.TEXTS["ru"] if key.startswith("error_")}
+    assert keys == {key for key in replies.TEXTS["en"] if key.startswith("error_")}
+    assert {"error_too_long", "error_rate_limited", "error_server_error", "error_closed"} <= keys
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_english_bot_gets_english_error_frames(shop, connect):
+    from tests.chat.conftest import in_db
+
+    shop.language = "en"
+    await in_db(lambda: shop.save(update_fields=["language"]))()
+    client = await connect(shop, origin=ORIGIN)
+    await client.hello()
+
+    await client.send(type="message", client_msg_id="c1", text="   ")
+    error = await client.recv()
+
+    assert error["code"] == "empty" and error["message"] == "Please write your question: the message is empty."
+    assert json.dumps(error, ensure_ascii=False).count("Напишите") == 0
