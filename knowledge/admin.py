@@ -54,7 +54,7 @@ class SourceAdmin(BotScopedAdmin):
 
 @admin.register(CrawlRun)
 class CrawlRunAdmin(BotScopedAdmin):
-    list_display = ["source", "status", "progress", "fetched", "unchanged", "skipped", "failed",
+    list_display = ["source", "status", "progress", "fetched", "unchanged", "pages_embedded", "skipped", "failed",
                     "entries_created", "entries_updated", "entries_deactivated", "started_at"]
     list_filter = ["status", "bot"]
     list_select_related = ["source", "bot"]
@@ -82,6 +82,8 @@ class CrawlRunAdmin(BotScopedAdmin):
         return JsonResponse({
             "status": run.status, "status_display": run.get_status_display(), "percent": run.percent,
             "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message,
+            "pages_indexed": run.pages_indexed, "pages_embedded": run.pages_embedded,
+            "embeddings_done": run.embeddings_done, "embeddings_total": run.embeddings_total,
         })
 
 

@@ -134,15 +134,10 @@ def entry_save_from_admin(*, entry: Entry, changed_fields: list[str]) -> Entry:
     entry.content_hash = content_hash(entry.kind, entry.title, entry.heading_path, entry.text, entry.url, weight)
     entry.save()
     if not entry.embedding_model:
-        bot_id = entry.bot_id
-        transaction.on_commit(lambda: _embed_later(bot_id))
+        from knowledge.indexing import embedding_request
+
+        embedding_request(bot_id=entry.bot_id)  # on the embed queue, after commit
     return entry
-
-
-def _embed_later(bot_id: int) -> None:
-    from knowledge.tasks import embed_bot
-
-    embed_bot.delay(bot_id)
 
 
 # --- correction memory: owner answers that take effect on the next message ----------------------
