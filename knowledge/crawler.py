@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -21,14 +21,15 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.utils import timezone
 
 from knowledge import pages
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.extract import looks_like_file, normalize_url, site_key
+from knowledge.frontier import Frontier
 from knowledge.http import FetchError, FetchTimeout, Resolver, Response, SafeClient, Unreachable, redirect_target
-from knowledge.indexing import embed_pending, entries_needing_embedding
+from knowledge.indexing import LexiconRefresher, embed_pending, embedding_request
 from knowledge.models import CrawlRun, Page, Source
+from knowledge.progress import run_counts_refresh, run_finish, source_pending
 
 log = logging.getLogger("spravka.crawler")
 
@@ -71,12 +72,17 @@ class Crawl:
 
     def __init__(
         self, run: CrawlRun, client: SafeClient, throttle: Throttle, limit: int, progress: Progress | None,
+        embed_behind: bool = False,
     ) -> None:
         self.run, self.client, self.throttle, self.limit, self.progress = run, client, throttle, limit, progress
         self.source: Source = run.source
         self.reasons: Counter[tuple[str, str]] = Counter()
         self.known = {page.url: page for page in Page.objects.filter(bot_id=run.bot_id)}
-        self.frontier: deque[str] = deque()
+        self.frontier = Frontier()
+        self.depth: dict[str, int] = {}
+        self.embed_behind = embed_behind
+        self.lexicon = LexiconRefresher(run.bot_id)
+        self.priorities: dict[str, float] = {}
         self.seen: set[str] = set()
         self.visited: set[str] = set()
         self.requests = 0
@@ -128,20 +134,23 @@ class Crawl:
             raise CrawlAborted(f"В sitemap нет страниц для обхода: {details}")
         if found.problems and not guessed:
             self.links_complete = False  # a listed sitemap could not be read: its pages are unknown
+        self.priorities = found.priorities
         return found.urls if is_sitemap else [start, *found.urls]
 
     def in_site(self, url: str) -> bool:
         normalized = normalize_url(url)
         return normalized is not None and site_key(normalized) == self.site
 
-    def enqueue(self, urls: list[str]) -> None:
+    def enqueue(self, urls: list[str], depth: int | None = None) -> None:
+        """`depth`: clicks from the start page (None for sitemap addresses: their path depth counts)."""
         for url in urls:
             normalized = normalize_url(url)
             if not normalized or normalized in self.seen or len(normalized) > MAX_URL or looks_like_file(normalized):
                 continue
             if site_key(normalized) == self.site:
                 self.seen.add(normalized)
-                self.frontier.append(normalized)
+                self.frontier.push(normalized, depth=depth, priority=self.priorities.get(url))
+                self.depth[normalized] = depth if depth is not None else 0
 
     # --- the loop --------------------------------------------------------------------------
     def execute(self) -> None:
@@ -149,6 +158,7 @@ class Crawl:
         self.drain()
         if not self.truncated:
             self.revisit_or_retire()
+        self.lexicon.flush()
         self.run.pages_total = self.run.pages_done
         self.run.save(update_fields=pages.RUN_COUNTERS)
         if not self.run.fetched and not self.run.unchanged and self.unreachable:
@@ -175,7 +185,7 @@ class Crawl:
                 self.truncated = True
                 self.frontier.clear()
                 return
-            url = self.frontier.popleft()
+            url, _depth = self.frontier.pop()
             if not self.robots.allows(url):
                 self.record(url, pages.robots_denied(page=self.known.get(url), source=self.source, url=url))
                 continue
@@ -217,7 +227,11 @@ class Crawl:
         if outcome.links is None:
             self.links_unknown()
         elif self.source.kind == Source.Kind.SITE:
-            self.enqueue(outcome.links)
+            self.enqueue(outcome.links, depth=self.depth.get(fetched.url, 0) + 1)
+        if outcome.counts.get("created") or outcome.counts.get("updated"):
+            self.lexicon.changed()  # searchable by its words now, not at the end of the crawl
+            if self.embed_behind:
+                embedding_request(bot_id=self.run.bot_id)
         self.record(url, outcome)
 
     def links_unknown(self) -> None:
@@ -271,7 +285,8 @@ class Crawl:
             self.run.save(update_fields=pages.RUN_COUNTERS)
             return
         self.seen.update(leftovers)
-        self.frontier.extend(leftovers)
+        for url in leftovers:
+            self.frontier.push(url)
         self.drain()
 
 
@@ -280,10 +295,7 @@ def _limit(run: CrawlRun, max_pages: int | None) -> int:
 
 
 def _finish(run: CrawlRun, status: str, message: str = "") -> None:
-    run.status, run.finished_at = status, timezone.now()
-    run.message = message[:5000] if message else run.message
-    run.save(update_fields=["status", "finished_at", "message"])
-    Source.objects.filter(pk=run.source_id).update(last_crawled_at=run.finished_at)
+    run_finish(run=run, status=status, message=message)
 
 
 def _finish_failed(run: CrawlRun, message: str) -> None:
@@ -298,30 +310,48 @@ def _finish_failed(run: CrawlRun, message: str) -> None:
 
 
 def _embed(run: CrawlRun, progress: Progress | None) -> None:
+    """Embed in this process, after the crawl (the `crawl` command without a worker)."""
     from knowledge.embeddings import get_embedder
 
+    model_key = get_embedder().key
     run.status = CrawlRun.Status.EMBEDDING
-    run.embeddings_total = run.bot.entries.filter(entries_needing_embedding(run.bot_id, get_embedder().key)).count()
-    run.embeddings_done = 0
-    run.save(update_fields=["status", "embeddings_total", "embeddings_done"])
+    run.save(update_fields=["status"])
+    run_counts_refresh(run=run, model_key=model_key)
     if progress:
         progress(run)
 
-    def on_batch(done: int, total: int) -> None:
-        run.embeddings_done, run.embeddings_total = done, max(total, done)
-        run.save(update_fields=["embeddings_done", "embeddings_total"])
+    def on_batch(_done: int, _total: int) -> None:
+        run_counts_refresh(run=run, model_key=model_key)
         if progress:
             progress(run)
 
     embed_pending(bot_id=run.bot_id, progress=on_batch)
 
 
+def _hand_over(run: CrawlRun) -> None:
+    """Fetching is over; vectors are still filling in on the embed queue: the run stays live
+    ("векторизация") until the embedding pass that finds nothing left for its source ends it."""
+    from knowledge.embeddings import get_embedder
+
+    model_key = get_embedder().key
+    if not source_pending(source_id=run.source_id, model_key=model_key):
+        run_counts_refresh(run=run, model_key=model_key)
+        _finish(run, CrawlRun.Status.DONE)
+        return
+    run.status = CrawlRun.Status.EMBEDDING
+    run.save(update_fields=["status", "message"])
+    run_counts_refresh(run=run, model_key=model_key)
+    embedding_request(bot_id=run.bot_id)  # a pass that started before the last page may miss it
+
+
 def crawl_source(
     *, run: CrawlRun, max_pages: int | None = None, progress: Progress | None = None,
-    resolver: Resolver | None = None, embed: bool = True,
+    resolver: Resolver | None = None, embed: bool = True, embed_behind: bool = False,
 ) -> CrawlRun:
-    """Crawl run.source to the end, then embed the new entries (embed=False leaves that to the next
-    embedding pass). A problem that stops the crawl marks the run failed with a message instead
+    """Crawl run.source to the end. Entries are searchable by their words as each page is stored.
+    Vectors: `embed_behind` has the embed queue compute them while the crawl goes on (the Celery
+    path); `embed` computes them here after the crawl (the command); neither leaves them to the
+    next embedding pass. A problem that stops the crawl marks the run failed with a message instead
     of raising; pages already stored stay stored. Ctrl+C marks the run failed, then propagates."""
     run.status = CrawlRun.Status.RUNNING
     run.save(update_fields=["status"])
@@ -329,9 +359,12 @@ def crawl_source(
     try:
         throttle = Throttle(settings.CRAWL_DELAY)
         with SafeClient(resolver=resolver, pace=throttle.wait) as client:
-            crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress)
+            crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress, embed_behind=embed_behind)
             crawl.execute()
         run.message = pages.summary_reasons(crawl.reasons)
+        if embed_behind:
+            _hand_over(run)
+            return run
         if embed:
             _embed(run, progress)
         _finish(run, CrawlRun.Status.DONE)

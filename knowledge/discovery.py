@@ -13,6 +13,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 from django.conf import settings
@@ -72,6 +73,7 @@ def robots_fetch(client: SafeClient, origin: str) -> Robots:
 @dataclass
 class SitemapResult:
     urls: list[str] = field(default_factory=list)  # page URLs in document order, no repeats
+    priorities: dict[str, float] = field(default_factory=dict)  # <priority> where a sitemap gives one
     problems: list[str] = field(default_factory=list)  # one Russian line per sitemap that failed
 
 
@@ -86,7 +88,7 @@ def gunzip_limited(data: bytes, limit: int) -> bytes:
     return out
 
 
-def sitemap_parse(body: bytes) -> tuple[str, list[str]]:
+def sitemap_parse(body: bytes, priorities: dict[str, float] | None = None) -> tuple[str, list[str]]:
     """("urlset" | "sitemapindex" | other root name, the <loc> of each entry). Entities are not
     expanded and nothing is loaded from the network; `recover` reads slightly broken files."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, recover=True,
@@ -104,7 +106,19 @@ def sitemap_parse(body: bytes) -> tuple[str, list[str]]:
         loc = entry.find("{*}loc")
         if loc is not None and loc.text and loc.text.strip():
             locs.append(loc.text.strip())
+            if priorities is not None:
+                _note_priority(priorities, locs[-1], entry.find("{*}priority"))
     return kind, locs
+
+
+def _note_priority(priorities: dict[str, float], url: str, element: Any) -> None:
+    """sitemaps.org: 0.0..1.0, default 0.5; anything else is ignored."""
+    try:
+        value = float((element.text or "").strip()) if element is not None else None
+    except ValueError:
+        return
+    if value is not None and 0.0 <= value <= 1.0:
+        priorities[url] = value
 
 
 def _only_sitemap_types(_status: int, headers: httpx.Headers) -> None:
@@ -136,7 +150,7 @@ def sitemap_collect(
             continue
         seen.add(url)
         try:
-            kind, locs = sitemap_parse(_sitemap_body(client, url))
+            kind, locs = sitemap_parse(_sitemap_body(client, url), result.priorities)
         except FetchError as exc:
             result.problems.append(f"{url}: {exc.reason}")
             continue

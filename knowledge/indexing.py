@@ -1,7 +1,19 @@
-"""The embedding pass: vectors for every active entry that has none (or one from another model)."""
+"""The embedding pass: vectors for every active entry that has none (or one from another model).
+
+Entries are searchable by their words the moment they are stored; vectors fill in behind, on
+the embed queue (`embedding_request` -> `knowledge.tasks.embed_bot` -> `embed_behind`), while
+the crawl goes on fetching. What must stay true:
+- at most one task waits per bot (a flag in the cache, cleared when a task starts), so a crawl
+  storing a page a second does not flood the queue, and nothing stored after a pass began is
+  left behind: the pass runs again until it finds nothing;
+- one pass per bot at a time (a lock in the cache); a task that finds the lock taken retries
+  later instead of returning, so a request arriving as the holder finishes is not lost.
+"""
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable
 
 from django.conf import settings
@@ -24,7 +36,7 @@ def entries_needing_embedding(bot_id: int, model_key: str) -> Q:
 
 def embed_pending(
     *, bot_id: int, model_key: str | None = None, batch_size: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, refresh_lexicon: bool = True,
 ) -> int:
     """Embed in batches; each batch is written as soon as it is done, so an interrupted pass keeps
     its work and the next pass continues. Writes bypass history: a vector is not a content change.
@@ -47,9 +59,86 @@ def embed_pending(
         done += len(batch)
         if progress:
             progress(done, total)
-    if done:
+    if done and refresh_lexicon:
         lexicon_refresh(bot_id=bot_id)
     return done
+
+
+QUEUED_SECONDS = 3600  # a waiting flag outlives no lost task by more than this
+LOCK_SECONDS = 600  # refreshed after every batch; a dead worker's lock frees itself
+
+
+def _queued_key(bot_id: int) -> str:
+    return f"embed:queued:{bot_id}"
+
+
+def _lock_key(bot_id: int) -> str:
+    return f"embed:lock:{bot_id}"
+
+
+def embedding_request(*, bot_id: int) -> None:
+    """Have the bot's pending entries embedded in the background, after the caller's commit."""
+    transaction.on_commit(lambda: _send(bot_id))
+
+
+def _send(bot_id: int) -> None:
+    from django.core.cache import cache
+
+    from knowledge.tasks import embed_bot
+
+    if cache.add(_queued_key(bot_id), 1, QUEUED_SECONDS):
+        embed_bot.delay(bot_id)
+
+
+def embed_behind(*, bot_id: int) -> bool:
+    """Embed everything pending for the bot, pass after pass until a pass finds nothing, keeping
+    the live crawl runs' counts current; False when another pass holds the bot's lock."""
+    from django.core.cache import cache
+
+    from knowledge.progress import live_runs_refresh
+
+    cache.delete(_queued_key(bot_id))  # from here on, a newly stored page queues a new task
+    token = uuid.uuid4().hex
+    if not cache.add(_lock_key(bot_id), token, LOCK_SECONDS):
+        return False
+    model_key = get_embedder().key
+    try:
+        def on_batch(_done: int, _total: int) -> None:
+            cache.touch(_lock_key(bot_id), LOCK_SECONDS)
+            live_runs_refresh(bot_id=bot_id, model_key=model_key)
+
+        while embed_pending(bot_id=bot_id, progress=on_batch, refresh_lexicon=False):
+            lexicon_refresh(bot_id=bot_id)
+        live_runs_refresh(bot_id=bot_id, model_key=model_key, finish=True)
+    finally:
+        if cache.get(_lock_key(bot_id)) == token:
+            cache.delete(_lock_key(bot_id))
+    return True
+
+
+class LexiconRefresher:
+    """Keeps the bot's lexicon current while a crawl stores pages, without paying for a rebuild per
+    page: at most every `every` seconds, and never more than a tenth of the time (a big bot's
+    rebuild takes seconds)."""
+
+    def __init__(self, bot_id: int, every: float = 3.0) -> None:
+        self.bot_id, self.every = bot_id, every
+        self._next = 0.0
+        self.dirty = False
+
+    def changed(self) -> None:
+        self.dirty = True
+        if time.monotonic() >= self._next:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.dirty:
+            return
+        started = time.monotonic()
+        lexicon_refresh(bot_id=self.bot_id)
+        took = time.monotonic() - started
+        self._next = time.monotonic() + max(self.every, 10 * took)
+        self.dirty = False
 
 
 def _write_vectors(batch: list[Entry], vectors: list[list[float]], model_key: str) -> None:

@@ -15,9 +15,12 @@ from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 from assistant.bots.models import Bot
+from assistant.validators import WebAddressFields, validate_link, validate_web_url
 
 
-class Source(models.Model):
+class Source(WebAddressFields):
+    web_address_fields = {"url": validate_web_url}
+
     class Kind(models.TextChoices):
         SITE = "site", _("сайт")
         SITEMAP = "sitemap", _("sitemap.xml")
@@ -69,6 +72,8 @@ class CrawlRun(models.Model):
     entries_deactivated = models.PositiveIntegerField(_("записей отключено"), default=0)
     embeddings_total = models.PositiveIntegerField(default=0)
     embeddings_done = models.PositiveIntegerField(default=0)
+    # Pages of this run whose every entry has a vector (knowledge/progress.py recounts it).
+    pages_embedded = models.PositiveIntegerField(_("страниц с векторами"), default=0)
     message = models.TextField(_("сообщение"), blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -82,13 +87,19 @@ class CrawlRun(models.Model):
         return f"{self.source} · {self.get_status_display()}"
 
     @property
+    def pages_indexed(self) -> int:
+        """Pages whose text is in search now (found by words at once; by meaning once embedded)."""
+        return self.fetched + self.unchanged
+
+    @property
     def percent(self) -> int:
-        """Overall progress: fetching counts for 80%, embedding for the last 20%."""
+        """Overall progress: fetching and embedding count half each; they run side by side."""
         if self.status == self.Status.DONE:
             return 100
         fetch = self.pages_done / self.pages_total if self.pages_total else 0.0
-        embed = self.embeddings_done / self.embeddings_total if self.embeddings_total else 0.0
-        return int(100 * (0.8 * min(fetch, 1.0) + 0.2 * min(embed, 1.0)))
+        fetch = min(fetch, 1.0)
+        embed = min(self.embeddings_done / self.embeddings_total, 1.0) if self.embeddings_total else 0.0
+        return int(100 * (0.5 * fetch + 0.5 * fetch * embed))
 
 
 class Page(models.Model):
@@ -122,7 +133,9 @@ class Page(models.Model):
         return self.title or self.url
 
 
-class Entry(models.Model):
+class Entry(WebAddressFields):
+    web_address_fields = {"url": validate_link}
+
     class Kind(models.TextChoices):
         CHUNK = "chunk", _("фрагмент страницы")
         QA = "qa", _("вопрос-ответ")

@@ -158,10 +158,21 @@ def score_of(s: Signals, *, model_key: str, fix_bonus: float) -> float:
     return _fusion(s, model_key=model_key, fix_bonus=fix_bonus)[0]
 
 
+def relevance_of(s: Signals, vector: float) -> float:
+    """The three signals fused. An entry stored a moment ago may have no vector yet (they fill in
+    behind the crawl): it is scored on the signals it has, their weights rescaled to sum to 1,
+    never as if its cosine were 0 (which would sink every new page below the match threshold).
+    Measured: bench/crawl_speed.py, "search while vectors are missing"."""
+    title = max(s.trigram, s.heading)  # the title's trigrams, or a FAQ chunk's own question
+    if s.cosine is None:
+        return (W_LEXICAL * s.lexical + W_TRIGRAM * title) / (W_LEXICAL + W_TRIGRAM)
+    return W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * title
+
+
 def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, float, float, float, float]:
     """(rounded score, vector term, relevance, entry factor, bonus): the one place the formula lives."""
     vector = rescale_cosine(s.cosine, model_key)
-    relevance = W_VECTOR * vector + W_LEXICAL * s.lexical + W_TRIGRAM * max(s.trigram, s.heading)
+    relevance = relevance_of(s, vector)
     factor = entry_factor(s.weight, s.review_needed)
     novelty = 1.0 - UNKNOWN_PENALTY * s.unknown
     bonus = fix_bonus if s.kind in BONUS_KINDS else 0.0
@@ -176,7 +187,7 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
         "trigram": round(s.trigram, 4), "heading": round(s.heading, 4), "relevance": round(relevance, 4),
         "weight": s.weight,
         "entry_factor": round(factor, 4), "review_penalty": REVIEW_PENALTY if s.review_needed else 0.0,
-        "unknown": round(s.unknown, 4), "fix_bonus": bonus,
+        "unknown": round(s.unknown, 4), "fix_bonus": bonus, "embedded": float(s.cosine is not None),
     }
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,

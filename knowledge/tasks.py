@@ -4,6 +4,7 @@ quietly when it is gone, and calls one service."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterRef, Q
@@ -12,7 +13,7 @@ from django.utils import timezone
 
 from assistant.bots.models import Bot
 from knowledge.crawler import ACTIVE_STATUSES, crawl_source, crawl_start
-from knowledge.indexing import embed_pending
+from knowledge.indexing import embed_behind
 from knowledge.models import CrawlRun, Source
 
 # A run still "in progress" after this long belongs to a worker that died; it no longer blocks
@@ -30,13 +31,15 @@ def crawl_run(run_id: int) -> None:
     if not claimed:
         return
     run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
-    crawl_source(run=run)
+    crawl_source(run=run, embed=False, embed_behind=True)
 
 
-@shared_task
-def embed_bot(bot_id: int) -> None:
-    if Bot.objects.filter(pk=bot_id).exists():
-        embed_pending(bot_id=bot_id)
+@shared_task(bind=True, max_retries=None)
+def embed_bot(self: Any, bot_id: int) -> None:
+    """Runs on the embed queue (settings.CELERY_EMBED_QUEUE), beside the crawl: CPU-bound model work
+    must not wait behind a politeness-bound crawl, nor the crawl behind it."""
+    if Bot.objects.filter(pk=bot_id).exists() and not embed_behind(bot_id=bot_id):
+        raise self.retry(countdown=2)  # another pass holds the bot; it may be finishing right now
 
 
 def sources_due() -> list[Source]:

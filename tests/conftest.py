@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-EVAL_DATA = SHARED / "eval-data"
+# Samples of the evaluation sets, shipped in the repository (tests/data/SOURCE.md: origin, licence),
+# laid out like the full sets in ../shared/eval-data/, which only the benchmarks read.
+EVAL_DATA = REPO / "tests" / "data"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -81,12 +82,15 @@ def other_bot(other_owner):
 
 @pytest.fixture
 def celery_worker_thread(transactional_db) -> Iterator[object]:
-    """A real Celery worker (threads pool) consuming this run's queue on the real Redis broker."""
+    """A real Celery worker (threads pool) consuming this run's queues (tasks and embedding) on the
+    real Redis broker."""
     from celery.contrib.testing.worker import start_worker
+    from django.conf import settings
 
     from assistant.celery import app
 
-    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING") as worker:
+    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING",
+                      queues=settings.WORKER_QUEUES) as worker:
         yield worker
 
 

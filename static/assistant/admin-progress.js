@@ -1,4 +1,6 @@
 // Live progress bars for crawls and imports in the admin: poll each unfinished run every 2 s.
+// Three counts move separately: pages fetched, pages searchable by words (stored), pages with
+// vectors (searchable by meaning too; filled in behind the crawl by the embed queue).
 (function () {
   "use strict";
   var ACTIVE = { queued: true, running: true, embedding: true };
@@ -12,6 +14,15 @@
     var text = data.percent + "% · " + data.status_display;
     if (data.pages_total) { text += " · " + data.pages_done + "/" + data.pages_total; }
     label.textContent = text;
+    var counts = { fetched: data.pages_done, indexed: data.pages_indexed, embedded: data.pages_embedded };
+    Object.keys(counts).forEach(function (name) {
+      var row = box.querySelector('[data-count="' + name + '"]');
+      if (!row || counts[name] === undefined) { return; }
+      var meter = row.querySelector("meter");
+      meter.max = Math.max(data.pages_total || 0, 1);
+      meter.value = counts[name];
+      row.querySelector("span").textContent = counts[name];
+    });
   }
 
   function poll(box) {

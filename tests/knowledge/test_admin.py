@@ -88,5 +88,20 @@ def test_a_crawl_run_shows_a_progress_bar(client, owner, bot):
     CrawlRun.objects.create(bot=bot, source=source, status="running", pages_total=10, pages_done=5)
     client.force_login(owner)
     page = client.get(reverse("admin:knowledge_crawlrun_changelist")).content.decode()
-    assert '<progress max="100" value="40"' in page
+    assert '<progress max="100" value="25"' in page  # fetching is half of the bar, vectors the other half
     assert "5/10" in page
+
+
+def test_a_crawl_run_shows_fetched_indexed_and_embedded_pages_and_polls_them(client, owner, bot):
+    from knowledge.models import CrawlRun
+
+    source = Source.objects.create(bot=bot, kind="site", url="http://shop.example/")
+    run = CrawlRun.objects.create(bot=bot, source=source, status="running", pages_total=134, pages_done=60,
+                                  fetched=57, unchanged=1, pages_embedded=31, embeddings_done=250,
+                                  embeddings_total=500)
+    client.force_login(owner)
+    page = client.get(reverse("admin:knowledge_crawlrun_changelist")).content.decode()
+    assert "Скачано" in page and "В поиске по словам" in page and "С векторами" in page
+    assert '<meter min="0" max="134" value="58">' in page and '<meter min="0" max="134" value="31">' in page
+    data = client.get(reverse("admin:knowledge_crawlrun_progress", args=[run.pk])).json()
+    assert (data["pages_done"], data["pages_indexed"], data["pages_embedded"], data["pages_total"]) == (60, 58, 31, 134)

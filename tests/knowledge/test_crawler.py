@@ -338,6 +338,7 @@ def test_a_crawl_runs_through_the_celery_worker_and_embeds_its_entries(celery_wo
 
     assert run.status == CrawlRun.Status.DONE, run.message
     assert run.embeddings_done == run.embeddings_total == run.entries_created > 0
+    assert run.pages_embedded == run.pages_indexed == run.fetched == 3  # the vectors came on the embed queue
     assert not Entry.objects.filter(source=source, active=True, embedding__isnull=True).exists()
     source.refresh_from_db()
     assert source.last_crawled_at is not None and source.last_crawled_at <= timezone.now()
