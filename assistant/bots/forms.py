@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -9,15 +10,14 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.models import Bot
-from assistant.bots.origins import normalize_origin
 
 MAX_ORIGINS = 50
 
 
 class OriginsField(forms.CharField):
-    """The sites a widget may run on, one per line in a text box, stored as a list of origins.
-    A line with a path («https://shop.example/ru/») keeps only its origin; anything that is not
-    an http(s) address is refused by line."""
+    """The sites a widget may run on, one per line in a text box (a JSON list is read too), stored
+    as a list; each is then checked by the model (`assistant.validators.validate_origins`), which
+    names the line that is not an origin. An empty box is an empty list, never NULL."""
 
     widget = forms.Textarea(attrs={"rows": 3, "placeholder": "https://shop.example"})
 
@@ -25,19 +25,17 @@ class OriginsField(forms.CharField):
         return "\n".join(value) if isinstance(value, list) else value
 
     def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
-        text = super().to_python(value) or ""
-        origins: list[str] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            origin = normalize_origin(line)
-            if origin is None:
-                raise forms.ValidationError(
-                    _("Строка %(number)s: «%(line)s» — не адрес сайта. Пример: https://shop.example"),
-                    params={"number": number, "line": line.strip()[:80]},
-                )
-            if origin not in origins:
-                origins.append(origin)
+        text = (super().to_python(value) or "").strip()
+        if text.startswith("["):
+            try:
+                items = json.loads(text)
+            except ValueError as exc:
+                raise forms.ValidationError(_("Не получилось прочитать список: по одному адресу в строке.")) from exc
+            if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+                raise forms.ValidationError(_("Нужен список адресов, по одному в строке."))
+        else:
+            items = text.splitlines()
+        origins = list(dict.fromkeys(item.strip() for item in items if item.strip()))
         if len(origins) > MAX_ORIGINS:
             raise forms.ValidationError(_("Не больше %(max)s адресов."), params={"max": MAX_ORIGINS})
         return origins
