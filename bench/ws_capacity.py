@@ -10,8 +10,8 @@ Each server is one `uvicorn assistant.asgi:application` subprocess (one process,
 worker) on a free 127.0.0.1 port, on the bench database and the usual Redis, with DEBUG=0 (as in
 production: with DEBUG on, Django keeps every SQL query of a thread in memory) and
 LLM_PROVIDER=none. Rate limits stay on but are set far above what the bench sends
-(CHAT_RATE_VISITOR and CHAT_RATE_IP 10^9: one client address sends everything here), so every
-message still pays for its Redis counter.
+(every CHAT_RATE_* 10^9, CHAT_MAX_SOCKETS_IP off: one client address sends everything here), so
+every write still pays for its Redis counter.
 
 Memory: VmRSS from /proc/<pid>/status after one warm-up session (imports and pools loaded; the
 baseline of that server), then with N idle sessions open, each of which sent `hello` with the
@@ -74,6 +74,15 @@ PASSAGES = [
      "text": "Оплатить заказ можно картой на сайте или наличными курьеру."},
 ]
 UNLIMITED = str(10**9)
+# Every limit of the widget socket (assistant/chat/ratelimit.py) far above what the bench sends from
+# its one address, so every write still pays for its Redis counter; the socket cap switched off.
+BENCH_LIMITS = {
+    name: UNLIMITED for name in (
+        "CHAT_RATE_VISITOR", "CHAT_RATE_IP", "CHAT_RATE_CONVERSATIONS_IP", "CHAT_RATE_HANDOFF_VISITOR",
+        "CHAT_RATE_HANDOFF_IP", "CHAT_RATE_RATINGS_VISITOR", "CHAT_RATE_RATINGS_IP", "CHAT_RATE_LEADS_VISITOR",
+        "CHAT_RATE_LEADS_IP",
+    )
+} | {"CHAT_MAX_SOCKETS_IP": "0"}
 
 
 @dataclass
@@ -116,8 +125,7 @@ def rss_kb(pid: int) -> int:
 
 
 def start_server(server: Server, port: int) -> None:
-    env = os.environ | {"DEBUG": "0", "LLM_PROVIDER": "none", "CHAT_RATE_VISITOR": UNLIMITED,
-                        "CHAT_RATE_IP": UNLIMITED, "SPRAVKA_LOG_LEVEL": "WARNING"} | server.env
+    env = os.environ | {"DEBUG": "0", "LLM_PROVIDER": "none", "SPRAVKA_LOG_LEVEL": "WARNING"} | BENCH_LIMITS | server.env
     server.log = Path(tempfile.gettempdir()) / f"bench-ws-uvicorn-{port}.log"
     with server.log.open("wb") as out:
         server.process = subprocess.Popen(
@@ -293,8 +301,12 @@ async def measure_trips(server: Server, url: str, clients: int, seconds: float) 
 def services_greetings(bot: Any, seconds: float) -> tuple[float, list[float]]:
     """The greeting's database and rules work with no socket: the consumer's service calls in a
     row, in this process, one thread (what one message costs before any transport)."""
-    from assistant.chat import selectors, services
+    from django.conf import settings
 
+    from assistant.chat import services
+
+    for name, value in BENCH_LIMITS.items():
+        setattr(settings, name, int(value))
     conversation = services.conversation_open(bot=bot, visitor_id=f"v_services_{time.time_ns()}", ip="127.0.0.1")
     latencies: list[float] = []
     stop_at = time.perf_counter() + seconds
@@ -302,10 +314,10 @@ def services_greetings(bot: Any, seconds: float) -> tuple[float, list[float]]:
     while time.perf_counter() < stop_at:
         begun = time.perf_counter()
         client_msg_id = f"s{len(latencies)}_{time.time_ns()}"
-        selectors.message_by_client_id(conversation=conversation, client_msg_id=client_msg_id)
-        message, _created = services.message_accept(conversation=conversation, text=GREETING,
-                                                    client_msg_id=client_msg_id)
-        [reply] = services.message_answer(visitor_message=message)
+        taken = services.message_take(conversation=conversation, text=GREETING, client_msg_id=client_msg_id,
+                                      count=True)
+        assert taken.produced is not None
+        [reply] = taken.produced
         check_reply("greeting", {"links": reply.links, "text": reply.text})
         latencies.append((time.perf_counter() - begun) * 1000)
     return len(latencies) / (time.perf_counter() - started), latencies

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from asgiref.sync import async_to_sync, sync_to_async
+from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
@@ -90,7 +91,20 @@ def _db(func: Callable[..., Any]) -> Callable[..., Any]:
     return sync_to_async(_keeping_connection(func), thread_sensitive=False, executor=_executor)
 
 
-class ChatConsumer(AsyncWebsocketConsumer):
+class DbThreadsConsumer(AsyncWebsocketConsumer):
+    """A consumer whose database work all runs on `_db`'s threads."""
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """channels' dispatch without its `aclose_old_connections()` before every message: that is
+        a hop to the shared sync thread per frame and per channel-layer event, for connections
+        this consumer never uses (`_db`'s threads check their own connection on every call)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+
+class ChatConsumer(DbThreadsConsumer):
     bot: Bot | None = None
     conversation: Conversation | None = None
     ip: str | None = None

@@ -165,8 +165,11 @@ def message_take(
             current.save(update_fields=["unread", "updated_at"])
             events.publish(current, messages=[message])
             return Taken(message, True, _while_waiting(current, message))
-        events.publish(current, messages=[message])
-        produced = _store_reply_locked(current, message, ruled) if ruled is not None else None
+        if ruled is None:
+            events.publish(current, messages=[message])
+            produced = None
+        else:  # the question and its answer leave in one publication
+            produced = _store_reply_locked(current, message, ruled, question=message)
     conversation.state = current.state
     return Taken(message, True, produced)
 
@@ -285,19 +288,23 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
     return produced
 
 
-def _store_reply_locked(conversation: Conversation, visitor_message: Message, reply: pipeline.Reply) -> list[Message]:
+def _store_reply_locked(
+    conversation: Conversation, visitor_message: Message, reply: pipeline.Reply, *, question: Message | None = None
+) -> list[Message]:
     """Store `reply` to `visitor_message` in the caller's transaction, the conversation locked, and
-    apply the state it asks for (a handoff) or the escalation rules; publish after commit."""
+    apply the state it asks for (a handoff) or the escalation rules; publish after commit, with
+    `question` first when the question itself is not published yet."""
     message = _bot_message(conversation, visitor_message, reply)
     message.save(force_insert=True)
     if message.flags:
         signals.flagged_on_commit(message)
     produced = [message]
+    said = [question] if question is not None else []
     if reply.state == State.WAITING_OPERATOR:
-        events.publish(conversation, messages=[message])
+        events.publish(conversation, messages=[*said, message])
         return produced + _handoff(conversation, _REASON_VISITOR_ASKED)
     produced += _offer_after_answer(conversation, visitor_message, message)
-    events.publish(conversation, messages=produced)
+    events.publish(conversation, messages=[*said, *produced])
     return produced
 
 

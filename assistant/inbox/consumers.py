@@ -17,13 +17,12 @@ import logging
 import time
 from typing import Any, Final
 
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.core.serializers.json import DjangoJSONEncoder
 
 from assistant.chat import access as chat_access
 from assistant.chat import frames as chat_frames
 from assistant.chat import handoff, selectors
-from assistant.chat.consumers import _db
+from assistant.chat.consumers import DbThreadsConsumer, _db
 from assistant.chat.events import bot_feed_group
 from assistant.chat.exceptions import ChatError, HelloRequired, ServerError
 from assistant.inbox import frames
@@ -71,7 +70,7 @@ def _send_message(user: Any, frame: frames.SendMessage, bot_ids: set[int]) -> di
     return chat_frames.message_json(message)
 
 
-class InboxConsumer(AsyncWebsocketConsumer):
+class InboxConsumer(DbThreadsConsumer):
     user: Any = None
     bot_ids: set[int] | None = None  # None until hello
     checked_at = 0.0
@@ -174,10 +173,10 @@ class InboxConsumer(AsyncWebsocketConsumer):
             return
         conversation = event["conversation"]
         await self._send({"type": "conversation", "conversation": conversation})
-        message = event.get("message")
         holder = conversation.get("assigned_to") or {}
-        if message and (conversation["id"] in self.opened or holder.get("id") == self.user.pk):
-            await self._send({"type": "message", "conversation_id": conversation["id"], "message": message})
+        if conversation["id"] in self.opened or holder.get("id") == self.user.pk:
+            for message in event.get("messages") or []:
+                await self._send({"type": "message", "conversation_id": conversation["id"], "message": message})
 
     async def _send(self, frame: dict[str, Any]) -> None:
         if self.gone:
