@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from asgiref.sync import async_to_sync, sync_to_async
+from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
@@ -88,7 +89,24 @@ def _db(func: Callable[..., Any]) -> Callable[..., Any]:
     return sync_to_async(_keeping_connection(func), thread_sensitive=False, executor=_executor)
 
 
-class ChatConsumer(AsyncWebsocketConsumer):
+class PooledDatabaseConsumer(AsyncWebsocketConsumer):
+    """A consumer whose database work all runs through `_db` (the widget's and the operators').
+
+    channels' `AsyncConsumer.dispatch` first awaits `aclose_old_connections()`, for every frame
+    and every channel-layer event: a hop to the process's one shared sync thread to close that
+    thread's connections. These consumers never query there (`_db`'s threads keep and check their
+    own connections, above), so each hop was pure waiting, and all sockets of a process queued
+    for the one thread: an inbox socket hears every message of its bots, and with 50 busy
+    conversations its events waited behind each other there. Dispatch is otherwise channels' own."""
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+
+class ChatConsumer(PooledDatabaseConsumer):
     bot: Bot | None = None
     conversation: Conversation | None = None
     ip: str | None = None

@@ -46,14 +46,26 @@ def bot_feed_group(bot_id: int) -> str:
     return f"chat.bot.{bot_id}"
 
 
-def _send(group: str, event: dict[str, Any]) -> None:
+def _send(*sends: tuple[str, dict[str, Any]]) -> None:
+    """Send (group, event) pairs in this order, in one trip to the event loop: called from a
+    worker thread, each `async_to_sync` waits for the loop's turn, and a busy loop (an inbox
+    socket per operator, each hearing every message of its bots) made that wait the largest
+    part of a message's time."""
     layer = get_channel_layer()
     if layer is None:
         return
+
+    async def send_all() -> None:
+        for group, event in sends:
+            try:
+                await layer.group_send(group, event)
+            except Exception:  # the rows are saved; clients catch up on their next hello
+                logger.warning("event %s to %s not published", event.get("type"), group, exc_info=True)
+
     try:
-        async_to_sync(layer.group_send)(group, event)
-    except Exception:  # the rows are saved; clients catch up on their next hello
-        logger.warning("event %s to %s not published", event.get("type"), group, exc_info=True)
+        async_to_sync(send_all)()
+    except Exception:
+        logger.warning("events %s not published", [event.get("type") for _group, event in sends], exc_info=True)
 
 
 def publish(
@@ -71,21 +83,18 @@ def publish(
     group = conversation_group(conversation.pk)
     feed = bot_feed_group(conversation.bot_id)
 
-    def send() -> None:
-        if to_visitor:
-            for message_json in message_jsons:
-                _send(group, {"type": "chat.message", "message": message_json})
-            if state_changed:
-                _send(group, {"type": "chat.state", "state": state})
-        for message_json in message_jsons or [None]:
-            _send(feed, {
-                "type": "chat.conversation", "bot_id": conversation.bot_id, "conversation": conversation_json,
-                "message": message_json,
-            })
-
-    transaction.on_commit(send)
+    sends: list[tuple[str, dict[str, Any]]] = []
+    if to_visitor:
+        sends += [(group, {"type": "chat.message", "message": message_json}) for message_json in message_jsons]
+        if state_changed:
+            sends.append((group, {"type": "chat.state", "state": state}))
+    sends += [(feed, {
+        "type": "chat.conversation", "bot_id": conversation.bot_id, "conversation": conversation_json,
+        "message": message_json,
+    }) for message_json in message_jsons or [None]]
+    transaction.on_commit(lambda: _send(*sends))
 
 
 def publish_typing(conversation_id: int, *, on: bool, by: str) -> None:
     """Typing is not stored: it goes straight to the visitor's sockets."""
-    _send(conversation_group(conversation_id), {"type": "chat.typing", "on": on, "by": by})
+    _send((conversation_group(conversation_id), {"type": "chat.typing", "on": on, "by": by}))

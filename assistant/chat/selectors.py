@@ -127,6 +127,13 @@ def inbox_conversation(*, bot_ids: Collection[int], conversation_id: int) -> Con
     return _with_last_messages(rows)[0] if rows else None
 
 
+def inbox_conversation_id(*, bot_ids: Collection[int], conversation_id: int) -> int | None:
+    """The id when the conversation belongs to one of these bots, else None: one primary-key
+    lookup, for an operator's action that needs nothing but the right to act."""
+    rows = Conversation.objects.filter(bot_id__in=list(bot_ids), pk=conversation_id).values_list("pk", flat=True)
+    return next(iter(rows), None)
+
+
 def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LAST) -> list[Message]:
     """The conversation's messages, oldest first (the last `limit`)."""
     latest = list(Message.objects.filter(conversation_id=conversation.pk).order_by("-id")[:limit])
