@@ -106,6 +106,33 @@ def drop_bot(slug: str) -> None:
         bot.delete()
 
 
+def bench_member(bot: Any, email: str, role: str, **names: str) -> tuple[Any, str]:
+    """A user who is `role` ("owner" / "operator") of `bot`, signed in: (user, session key). The
+    session is a row in the bench database, so a uvicorn process on it reads it from the cookie."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from assistant.bots.models import Membership
+
+    user, _created = get_user_model().objects.get_or_create(username=email, defaults={"email": email, **names})
+    Membership.objects.get_or_create(bot=bot, user=user, defaults={"role": role})
+    client = Client()
+    client.force_login(user)
+    return user, client.cookies["sessionid"].value
+
+
+def drop_users(prefix: str) -> None:
+    """Delete the bench users whose login starts with `prefix`, and their sessions."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+
+    users = get_user_model().objects.filter(username__startswith=prefix)
+    ids = {str(pk) for pk in users.values_list("pk", flat=True)}
+    stale = [s.pk for s in Session.objects.all() if s.get_decoded().get("_auth_user_id") in ids]
+    Session.objects.filter(pk__in=stale).delete()
+    users.delete()
+
+
 def load_passages(bot: Any, rows: Iterable[dict[str, Any]], *, source_title: str) -> int:
     """Passages {id, title, text, url} as page chunks, through the same service the importers use."""
     from knowledge.services import EntryDraft, entry_upsert, source_get_or_create

@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["retrieval_quality.py", "embedding_speed.py", "crawl_speed.py", "search_speed.py", "chain_speed.py",
-           "ws_capacity.py"]
+SCRIPTS = [
+    "retrieval_quality.py", "embedding_speed.py", "crawl_speed.py", "search_speed.py", "chain_speed.py",
+    "ws_capacity.py", "operator_latency.py", "inbox_page.py",
+]
 
 
 def main() -> int:

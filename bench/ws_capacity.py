@@ -4,7 +4,7 @@ then round trips per second on the production options: `ping` → `pong` (the tr
 baseline), a greeting answered by the rules, and a question answered by retrieval.
 
     python bench/ws_capacity.py [--sessions 2000 5000] [--baseline-sessions 2000] [--clients 50]
-                                [--seconds 10] [--quick] [--server LABEL=FLAGS ...]
+                                [--seconds 10] [--quick] [--server LABEL=FLAGS ...] [--code DIR]
 
 Each server is one `uvicorn assistant.asgi:application` subprocess (one process, as deployed per
 worker) on a free 127.0.0.1 port, on the bench database and the usual Redis, with DEBUG=0 (as in
@@ -124,14 +124,17 @@ def rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def start_server(server: Server, port: int) -> None:
-    env = os.environ | {"DEBUG": "0", "LLM_PROVIDER": "none", "SPRAVKA_LOG_LEVEL": "WARNING"} | BENCH_LIMITS | server.env
+def start_server(server: Server, port: int, code: Path = common.REPO) -> None:
+    """Start `server` on `port`, running the checkout in `code` (another one compares a change
+    under the same conditions)."""
+    env = os.environ | {"DEBUG": "0", "LLM_PROVIDER": "none", "SPRAVKA_LOG_LEVEL": "WARNING"} | BENCH_LIMITS
+    env |= server.env
     server.log = Path(tempfile.gettempdir()) / f"bench-ws-uvicorn-{port}.log"
     with server.log.open("wb") as out:
         server.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
              "--port", str(port), "--log-level", "warning", *server.flags],
-            cwd=common.REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -337,7 +340,7 @@ def parse_servers(args: argparse.Namespace, production_flags: list[str]) -> list
 
 def run_server(server: Server, public_key: str, args: argparse.Namespace, trips: bool) -> tuple[list[Any], list[Any]]:
     port = free_port()
-    start_server(server, port)
+    start_server(server, port, args.code)
     url = f"ws://127.0.0.1:{port}/ws/chat/{public_key}/"
     try:
         memory = asyncio.run(measure_memory(server, url))
@@ -358,6 +361,8 @@ def main() -> None:
     parser.add_argument("--server", action="append", default=[], metavar="LABEL=FLAGS",
                         help="another uvicorn configuration for the memory table")
     parser.add_argument("--quick", action="store_true", help="500 sessions, 5 s round-trip runs")
+    parser.add_argument("--code", type=Path, default=common.REPO,
+                        help="run the servers from this checkout (compare a change under the same conditions)")
     args = parser.parse_args()
     if args.quick:
         args.sessions, args.seconds = [500], 5.0

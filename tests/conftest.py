@@ -154,9 +154,12 @@ def smtp_server(settings) -> Iterator[Mailbox]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rate_limits() -> Iterator[None]:
+def _fresh_rate_limits(settings: Any) -> Iterator[None]:
     """Every test starts with empty rate-limit windows and socket counts (they live in the run's
-    own Redis namespace, which tests would otherwise share within a minute's window)."""
+    own Redis namespace, which tests would otherwise share within a minute's window). Windows are
+    an hour long in tests: with a minute, a test's few writes now and then straddled a window's
+    end and the last one, meant to be refused, started a fresh count."""
+    settings.CHAT_RATE_WINDOW = 3600
     yield
     import redis
     from django.conf import settings

@@ -92,12 +92,16 @@ def _db(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class DbThreadsConsumer(AsyncWebsocketConsumer):
-    """A consumer whose database work all runs on `_db`'s threads."""
+    """A consumer whose database work all runs through `_db` (the widget's and the operators').
+
+    channels' `AsyncConsumer.dispatch` first awaits `aclose_old_connections()`, for every frame
+    and every channel-layer event: a hop to the process's one shared sync thread to close that
+    thread's connections. These consumers never query there (`_db`'s threads keep and check their
+    own connections, above), so each hop was pure waiting, and all sockets of a process queued
+    for the one thread: an inbox socket hears every message of its bots, and with 50 busy
+    conversations its events waited behind each other there. Dispatch is otherwise channels' own."""
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        """channels' dispatch without its `aclose_old_connections()` before every message: that is
-        a hop to the shared sync thread per frame and per channel-layer event, for connections
-        this consumer never uses (`_db`'s threads check their own connection on every call)."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")

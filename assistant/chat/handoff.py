@@ -72,6 +72,8 @@ def operator_message_send(*, conversation_id: int, operator: Any, text: str, cli
     with transaction.atomic():
         conversation = services.locked(conversation_id)
         _refuse_if_held_by_another(conversation, operator)
+        if conversation.assigned_to_id == operator.pk:
+            conversation.assigned_to = operator  # the frames name the holder: it is them, no row to read
         produced: list[Message] = []
         state_changed = conversation.state != State.OPERATOR
         if state_changed:

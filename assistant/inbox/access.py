@@ -25,3 +25,14 @@ def access_conversation(user: Any, conversation_id: int, *, bot_ids: set[int] | 
     if conversation is None:
         raise NotFound(NOT_FOUND)
     return conversation
+
+
+def access_conversation_id(user: Any, conversation_id: int, *, bot_ids: set[int] | None = None) -> int:
+    """`access_conversation` for the operator socket's actions (open, take, message, typing,
+    release, close): the same answer, NotFound included, from one primary-key lookup instead of
+    the inbox row with its last message, which every action then re-reads under its lock anyway."""
+    ids = inbox_bot_ids(user) if bot_ids is None else bot_ids
+    found = selectors.inbox_conversation_id(bot_ids=ids, conversation_id=conversation_id) if ids else None
+    if found is None:
+        raise NotFound(NOT_FOUND)
+    return found

@@ -26,7 +26,7 @@ from assistant.chat.consumers import DbThreadsConsumer, _db
 from assistant.chat.events import bot_feed_group
 from assistant.chat.exceptions import ChatError, HelloRequired, ServerError
 from assistant.inbox import frames
-from assistant.inbox.access import access_conversation, inbox_bot_ids
+from assistant.inbox.access import access_conversation_id, inbox_bot_ids
 
 logger = logging.getLogger("spravka.inbox")
 
@@ -42,8 +42,8 @@ def _queue(user: Any, bot_ids: set[int]) -> list[dict[str, Any]]:
 
 
 def _open(user: Any, conversation_id: int, bot_ids: set[int]) -> dict[str, Any]:
-    conversation = access_conversation(user, conversation_id, bot_ids=bot_ids)
-    conversation = handoff.conversation_mark_read(conversation_id=conversation.pk)
+    conversation_id = access_conversation_id(user, conversation_id, bot_ids=bot_ids)
+    conversation = handoff.conversation_mark_read(conversation_id=conversation_id)
     messages = selectors.transcript(conversation)
     return {
         "type": "transcript", "conversation_id": conversation.pk,
@@ -54,20 +54,25 @@ def _open(user: Any, conversation_id: int, bot_ids: set[int]) -> dict[str, Any]:
 
 
 def _act(user: Any, action: frames.Action, bot_ids: set[int]) -> None:
-    conversation = access_conversation(user, action.conversation_id, bot_ids=bot_ids)
+    conversation_id = access_conversation_id(user, action.conversation_id, bot_ids=bot_ids)
     service = {
         "take": handoff.conversation_take, "release": handoff.conversation_release,
         "close": handoff.conversation_finish,
     }[action.kind]
-    service(conversation_id=conversation.pk, operator=user)
+    service(conversation_id=conversation_id, operator=user)
 
 
 def _send_message(user: Any, frame: frames.SendMessage, bot_ids: set[int]) -> dict[str, Any]:
-    conversation = access_conversation(user, frame.conversation_id, bot_ids=bot_ids)
+    conversation_id = access_conversation_id(user, frame.conversation_id, bot_ids=bot_ids)
     message = handoff.operator_message_send(
-        conversation_id=conversation.pk, operator=user, text=frame.text, client_msg_id=frame.client_msg_id
+        conversation_id=conversation_id, operator=user, text=frame.text, client_msg_id=frame.client_msg_id
     )
     return chat_frames.message_json(message)
+
+
+def _typing(user: Any, frame: frames.Typing, bot_ids: set[int]) -> None:
+    conversation_id = access_conversation_id(user, frame.conversation_id, bot_ids=bot_ids)
+    handoff.operator_typing(conversation_id=conversation_id, on=frame.on)
 
 
 class InboxConsumer(DbThreadsConsumer):
@@ -137,8 +142,7 @@ class InboxConsumer(DbThreadsConsumer):
             await self._send({"type": "ack", "client_msg_id": frame.client_msg_id,
                               "conversation_id": frame.conversation_id, "message": message})
         elif isinstance(frame, frames.Typing):
-            await _db(access_conversation)(self.user, frame.conversation_id, bot_ids=self.bot_ids)
-            await _db(handoff.operator_typing)(conversation_id=frame.conversation_id, on=frame.on)
+            await _db(_typing)(self.user, frame, self.bot_ids)
         elif frame.kind == "open":
             transcript = await _db(_open)(self.user, frame.conversation_id, self.bot_ids)
             self.opened.add(frame.conversation_id)

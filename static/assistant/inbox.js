@@ -139,11 +139,15 @@
   }
 
   // Waiting: longest wait first; mine and recent: latest activity first.
+  function sortKey(listName) {
+    return (x) => (listName === "waiting" ? Date.parse(x.waiting_since || 0) : -Date.parse(
+      (x.last_message && x.last_message.created_at) || 0));
+  }
+
   function insertSorted(listName, row, c) {
     const list = lists[listName];
     if (!list) return;
-    const key = (x) => (listName === "waiting" ? Date.parse(x.waiting_since || 0) : -Date.parse(
-      (x.last_message && x.last_message.created_at) || 0));
+    const key = sortKey(listName);
     const mine = key(c);
     for (const other of list.querySelectorAll(".conv")) {
       const known = state.conversations.get(Number(other.getAttribute("data-id")));
@@ -186,11 +190,32 @@
     refreshEmpty();
   }
 
+  // The whole queue at once (hello, a reconnect): the rows upsertConversation would make, in the
+  // order its inserts would give (a stable sort on the same keys), each list drawn in one go and
+  // counted once. Row by row, every insert scanned its list and recounted all lists: with 500
+  // waiting conversations that kept the browser busy for a third of a second.
   function renderQueue(conversations) {
     Object.values(lists).forEach((list) => list && list.querySelectorAll(".conv").forEach((r) => r.remove()));
     state.conversations.clear();
     state.waitingSeen.clear();
-    conversations.forEach((c) => upsertConversation(c));
+    const groups = { waiting: [], mine: [], recent: [] };
+    conversations.forEach((c) => {
+      state.conversations.set(c.id, c);
+      if (c.state === "waiting_operator") state.waitingSeen.add(c.id);
+      groups[listFor(c)].push(c);
+      if (c.id === CURRENT) updateHeader(c);
+    });
+    Object.keys(groups).forEach((name) => {
+      const list = lists[name];
+      if (!list) return;
+      const key = sortKey(name);
+      const rows = document.createDocumentFragment();
+      groups[name].map((c, i) => [key(c), i, c])
+        .sort((a, b) => (a[0] > b[0]) - (a[0] < b[0]) || a[1] - b[1])
+        .forEach((item) => rows.append(renderRow(item[2])));
+      list.insertBefore(rows, list.querySelector("[data-empty]"));
+    });
+    refreshEmpty();
   }
 
   function updateCount() {

@@ -155,7 +155,7 @@ async def test_a_flood_is_rate_limited_with_a_retry_time(shop, connect, settings
     assert _types(await client.ask("Спасибо", "c2"))[0] == "ack"
     [error] = await client.ask("Ещё раз привет", "c3")
     assert error["code"] == "rate_limited" and error["client_msg_id"] == "c3"
-    assert 1 <= error["retry_after"] <= 60 and "Подождите" in error["message"]
+    assert 1 <= error["retry_after"] <= 3600 and "Подождите" in error["message"]
     # A resend of a stored message is not a new message: it still gets its answer.
     assert _types(await client.ask("Спасибо", "c2"))[0] == "ack"
     assert await in_db(Message.objects.filter(role="visitor").count)() == 2

@@ -56,28 +56,72 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeo
     pytest.fail(f"uvicorn did not listen on {port} within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
+class Uvicorn:
+    """One `uvicorn assistant.asgi:application` subprocess with `flags`, on this test's database
+    and Redis, its output appended to `log`. It can be killed (SIGKILL, as a crash or an OOM kill
+    does) and started again on the same port, where clients reconnect as browsers do."""
+
+    def __init__(self, log: Path, *flags: str, env: dict[str, str] | None = None, port: int | None = None) -> None:
+        self.log, self.flags, self.env = log, flags, env or {}
+        self.port = port or _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The websocket base, ws://127.0.0.1:<port>."""
+        return f"ws://127.0.0.1:{self.port}"
+
+    @property
+    def origin(self) -> str:
+        """This server's own origin: what its pages send as `Origin`."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def spawn(self) -> None:
+        """Start the process; `wait_ready` waits until it listens."""
+        server_env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL} | self.env
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
+                 "--port", str(self.port), "--log-level", "warning", *self.flags],
+                cwd=REPO, env=server_env, stdout=out, stderr=subprocess.STDOUT,
+            )
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait_for_port(self.port, self.process, self.log)
+
+    def start(self) -> Uvicorn:
+        self.spawn()
+        self.wait_ready()
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no closing frames, no goodbye to Redis or PostgreSQL."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(15)
+        self.process = None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+        self.process = None
+
+
 @contextmanager
 def running_uvicorn(log: Path, *flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`uvicorn assistant.asgi:application` with `flags` on a free port, on this test's database and
-    Redis, its output in `log`; yields its ws:// base and stops it on the way out."""
-    port = _free_port()
-    server_env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL} | (env or {})
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", "warning", *flags],
-            cwd=REPO, env=server_env, stdout=out, stderr=subprocess.STDOUT,
-        )
+    """`Uvicorn` started on a free port; yields its ws:// base and stops it on the way out."""
+    server = Uvicorn(log, *flags, env=env)
     try:
-        _wait_for_port(port, process, log)
-        yield f"ws://127.0.0.1:{port}"
+        yield server.start().url
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        server.stop()
 
 
 @pytest.fixture

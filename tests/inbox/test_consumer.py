@@ -150,6 +150,8 @@ async def test_another_bots_operator_hears_nothing_and_gets_not_found(shop, conn
         assert error["code"] == "not_found" and error["conversation_id"] == conversation_id
     await stranger.send(type="message", conversation_id=conversation_id, client_msg_id="s1", text="Здравствуйте")
     assert (await stranger.recv())["code"] == "not_found"
+    await stranger.send(type="typing", conversation_id=conversation_id, on=True)
+    assert (await stranger.recv())["code"] == "not_found"
     await stranger.send(type="open", conversation_id=999_999_999)
     assert (await stranger.recv())["code"] == "not_found"  # the same answer as for an id that does not exist
     conversation = await in_db(Conversation.objects.get)(pk=conversation_id)

@@ -66,6 +66,22 @@ def test_the_queue_page_costs_the_same_queries_for_many_conversations(client, sh
         assert client.get("/inbox/").status_code == 200
 
 
+def test_each_row_links_its_conversation_and_names_the_visitor_and_the_wait(client, shop, operator):
+    from django.urls import reverse
+
+    waiting = _waiting(shop, "v_row", "Где мой заказ? " * 10)
+    held = _waiting(shop, "v_held")
+    handoff.conversation_take(conversation_id=held.pk, operator=operator)
+    client.force_login(operator)
+    page = client.get("/inbox/").content.decode()
+    for conversation in (waiting, held):
+        assert f'href="{reverse("inbox:conversation", args=[conversation.pk])}" data-id="{conversation.pk}"' in page
+        assert f"Посетитель #{conversation.pk}" in page
+    assert "ждёт 0\xa0минут" in page  # «ждёт» with Django's own «timesince»
+    assert "Где мой заказ? Где мой заказ? " in page and "Где мой заказ? " * 7 not in page  # the preview is cut
+    assert "Демо-магазин · Анна" in page  # the holder beside the bot
+
+
 def test_leads_are_listed_and_exported_safely(client, shop, operator):
     shop.privacy_policy_url = "https://shop.example/privacy/"
     shop.save(update_fields=["privacy_policy_url"])
