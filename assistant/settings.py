@@ -284,8 +284,12 @@ CHAT_MAX_FRAME_BYTES = env_int("CHAT_MAX_FRAME_BYTES", 16 * 1024)
 CHAT_PROXY_HOPS = env_int("CHAT_PROXY_HOPS", 0)
 # A resent message whose answer is still being made waits this long for it (seconds) ...
 CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
-# ... and the claim on making that answer expires after this long, should its worker die.
+# ... and the claim on making that answer expires after this long, should its worker die (a dead
+# process's claims are taken over sooner: assistant/chat/claims.py).
 CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
+# A visitor who reconnects (a new page, a crashed server) within this many seconds of a question the
+# bot has not answered yet gets its answer on the new socket.
+CHAT_RESUME_SECONDS = env_int("CHAT_RESUME_SECONDS", 600)
 # A person waits on a chat answer: a model slower than this (seconds) gives way to retrieval-only.
 CHAT_LLM_TIMEOUT = env_float("CHAT_LLM_TIMEOUT", 8.0)
 # Every other write of a widget socket, per visitor of a bot / per address per CHAT_RATE_WINDOW

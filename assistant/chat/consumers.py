@@ -116,6 +116,7 @@ class ChatConsumer(DbThreadsConsumer):
     gone = False
     counted = False  # this socket counts against its address's cap (CHAT_MAX_SOCKETS_IP)
     socket_id = ""
+    resumed: int | None = None  # the visitor message answered right after welcome (a resend gets its ack only)
 
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
@@ -262,6 +263,13 @@ class ChatConsumer(DbThreadsConsumer):
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
             "messages": [frames.message_json(m) for m in messages], "lead_form": frames.lead_form_json(self.bot),
         })
+        # A question the bot still owes an answer to (its server died mid-answer, or the visitor
+        # left the page while it was being made): answered here, as if it had just been asked.
+        owed = await _db(services.message_unanswered)(conversation=conversation, shown=messages)
+        if owed is not None:
+            delivered = await self._answer(owed, None, created=False)
+            if delivered:
+                self.resumed = owed.pk
 
     async def _message(self, frame: frames.SendMessage) -> None:
         """One thread hop for a turn the rules answer (stored with the question in one
@@ -273,6 +281,8 @@ class ChatConsumer(DbThreadsConsumer):
         )
         visitor = taken.message
         await self._send({"type": "ack", "client_msg_id": frame.client_msg_id, "message": frames.message_json(visitor)})
+        if visitor.pk == self.resumed:  # its answer was given right after this socket's welcome
+            return
         if visitor.flag("to_operator"):  # the bot is silent: at most a note that a person is coming
             notes = taken.produced
             if notes is None:
@@ -280,12 +290,21 @@ class ChatConsumer(DbThreadsConsumer):
             for message in notes:
                 await self._send({"type": "message", "message": frames.message_json(message)})
             return
+        await self._answer(visitor, taken.produced, created=taken.created, state_before=state_before)
+
+    async def _answer(
+        self, visitor: Message, produced: list[Message] | None, *, created: bool, state_before: str | None = None
+    ) -> bool:
+        """typing, the answer (the rules' `produced`, or the chain's: streamed as deltas, waited for
+        when another worker makes it), typing off, and the state if it changed. True when a reply
+        was sent."""
+        conversation = self._conversation()
+        state_before = state_before or conversation.state
         await self._send({"type": "typing", "on": True})
         try:
-            produced = taken.produced
             if produced is None:
                 produced = await _db(services.message_answer)(
-                    visitor_message=visitor, on_delta=self._delta_sink(frame.client_msg_id), just_stored=taken.created
+                    visitor_message=visitor, on_delta=self._delta_sink(visitor.client_msg_id), just_stored=created
                 )
             for message in produced:
                 await self._send({"type": "message", "message": frames.message_json(message)})
@@ -293,6 +312,7 @@ class ChatConsumer(DbThreadsConsumer):
             await self._send({"type": "typing", "on": False})
         if conversation.state != state_before:
             await self._send({"type": "state", "state": conversation.state})
+        return bool(produced)
 
     def _delta_sink(self, client_msg_id: str) -> Callable[[str], None]:
         """Runs in the chain's worker thread: each call waits until the frame is handed to the

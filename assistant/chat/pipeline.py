@@ -19,6 +19,8 @@ What must stay true:
 - "No exact answer" is an answer: flags.unanswered, plus the operator button when handoff is on.
 - The chain writes no chat rows (services store the Reply and apply `state`); model calls and
   filter blocks go to the run journal, which is why services run it outside any transaction.
+- A person waits: every model call of one turn (a form repair, the typo retry's second pass) is
+  over by CHAT_LLM_TIMEOUT after the turn began, however the model behaves (assistant/llm/deadline.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
+
+from django.conf import settings
 
 from assistant.behavior import hours
 from assistant.behavior.intents import Intent, classify
@@ -118,6 +122,8 @@ class Turn:
     language: str  # the reply's: canned texts, the rules the model gets
     on_delta: DeltaSink | None = None
     conversation_id: int | None = None
+    # time.monotonic() by which every model call of this turn must be over (CHAT_LLM_TIMEOUT)
+    llm_deadline: float | None = None
     timings: dict[str, float] = field(default_factory=lambda: {"rules": 0.0, "search": 0.0, "llm": 0.0})
     calls: list[LLMResult] = field(default_factory=list)
     last: LLMResult | None = None  # what the last model question returned (after any repair)
@@ -143,7 +149,7 @@ def answer(
     started = time.perf_counter()
     turn = Turn(
         bot=bot, history=history, language=replies.reply_language(bot, text), on_delta=on_delta,
-        conversation_id=conversation_id,
+        conversation_id=conversation_id, llm_deadline=time.monotonic() + settings.CHAT_LLM_TIMEOUT,
     )
     reply = chain(turn, text, retry=True)
     reply.timings = {**turn.timings, "total": _ms(started)}
@@ -263,7 +269,7 @@ def _search(turn: Turn, text: str) -> Found:
 def _ask_model(turn: Turn, text: str, found: Found, *, purpose: str) -> ModelAnswer | None:
     request = prompt.build_request(
         bot=turn.bot, text=text, history=turn.history, sources=found.sources,
-        conversation_id=turn.conversation_id, purpose=purpose, language=turn.language,
+        conversation_id=turn.conversation_id, purpose=purpose, language=turn.language, deadline=turn.llm_deadline,
     )
     provider = _Recording(get_provider(turn.bot), turn.calls)
     calls_before = len(turn.calls)

@@ -161,9 +161,10 @@ def secret() -> frozenset[tuple[str, ...]]:
 
 def build_request(
     *, bot: Bot, text: str, history: History, sources: Sequence[Source], conversation_id: int | None = None,
-    purpose: str = PURPOSE, language: str | None = None,
+    purpose: str = PURPOSE, language: str | None = None, deadline: float | None = None,
 ) -> LLMRequest:
-    """The model's request. `language` is the reply's (the visitor's, when the bot allows it)."""
+    """The model's request. `language` is the reply's (the visitor's, when the bot allows it);
+    `deadline` (time.monotonic()) ends every call for it, the repair included: the turn's budget."""
     language = language or replies.language(bot)
     # Voice (assistant/voice) and the owner's conditions go here, as stable parts after the rules.
     system = [SystemPart(rules(bot, language), stable=True)]
@@ -172,7 +173,8 @@ def build_request(
         system=system, messages=messages(history, question_turn(language, sources, text)),
         schema=answer_schema(len(sources)), tool_name=ANSWER_TOOL, tool_description=TOOL_DESCRIPTION[language],
         max_tokens=MAX_TOKENS, purpose=purpose, route="chat", person_waits=True, conversation_id=conversation_id,
-        timeout=settings.CHAT_LLM_TIMEOUT, stream_release=release_when_sourced(len(sources)), stream_gate=gate,
+        timeout=settings.CHAT_LLM_TIMEOUT, deadline=deadline, stream_release=release_when_sourced(len(sources)),
+        stream_gate=gate,
     )
 
 

@@ -73,6 +73,9 @@ def _prefix() -> str:
     return str(settings.CACHES["default"].get("KEY_PREFIX", ""))
 
 
+key_prefix = _prefix  # for the other chat keys in Redis (claims.py)
+
+
 def limits_for(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> list[Limit]:
     """The limits one write of `kind` counts against, from settings."""
     spec, window = KINDS[kind], settings.CHAT_RATE_WINDOW
@@ -204,3 +207,6 @@ def _sync() -> redis.Redis:
             )
             _sync_client = redis.Redis(connection_pool=pool)
         return _sync_client
+
+
+sync_client = _sync  # the same client for the other chat keys in Redis (claims.py)

@@ -55,6 +55,10 @@ def messages_after(*, conversation: Conversation, last_seen_id: int | None) -> l
     return latest[::-1]
 
 
+def newest_message(conversation: Conversation) -> Message | None:
+    return Message.objects.filter(conversation=conversation).order_by("-id").first()
+
+
 def history_before(message: Message, limit: int = HISTORY_MESSAGES) -> list[tuple[str, str]]:
     """The turns before `message`, oldest first, as (role, text); system notes are left out."""
     rows = (

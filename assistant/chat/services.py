@@ -3,8 +3,9 @@ handoff. The websocket consumer, the `ask` command and (later) the operator inbo
 
 What must stay true:
 - Sends are idempotent by client_msg_id: a resend returns the stored pair and never runs the chain
-  again. The unique constraints decide races; a Redis claim keeps a second chain run from starting
-  while the first is still thinking.
+  again. The unique constraints decide races; a Redis claim (claims.py) keeps a second chain run
+  from starting while the first is still thinking, and is taken over at once when the process that
+  held it died (so a visitor who reconnects after a crash gets the answer from the new process).
 - The chain runs outside any transaction (it may wait seconds for a model); only storing its reply
   takes the conversation row lock.
 - While an operator is asked for or present, visitor messages are stored (flag `to_operator`) and
@@ -22,17 +23,17 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Final
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import events, friction, pipeline, ratelimit, replies, selectors, signals, webhooks, writes
+from assistant.chat import claims, events, friction, pipeline, ratelimit, replies, selectors, signals, webhooks, writes
 from assistant.chat.exceptions import (
     ConversationClosed,
     HandoffUnavailable,
@@ -318,18 +319,23 @@ def _while_waiting(conversation: Conversation, visitor_message: Message) -> list
     return [note]
 
 
-def _claim_key(message: Message) -> str:
-    return f"chat:answering:{message.pk}"
+CLAIM_RETRY_SECONDS: Final = 1.0
 
 
-def _wait_for_reply(visitor_message: Message) -> Message | None:
-    """Another worker is answering this message (a resend raced the original): wait for its reply
-    instead of running the chain twice."""
+def _wait_for_reply(visitor_message: Message) -> Message | bool | None:
+    """Another worker is answering this message (a resend raced the original, a second tab, a
+    reconnect): wait for its reply instead of running the chain twice. True: that worker is gone
+    and its claim is now ours; None: no reply within CHAT_REPLY_WAIT."""
     deadline = time.monotonic() + settings.CHAT_REPLY_WAIT
+    next_claim = time.monotonic() + CLAIM_RETRY_SECONDS
     while time.monotonic() < deadline:
         reply = selectors.bot_reply_to(visitor_message)
         if reply is not None:
             return reply
+        if time.monotonic() >= next_claim:
+            if claims.claim(visitor_message.pk):
+                return selectors.bot_reply_to(visitor_message) or True
+            next_claim = time.monotonic() + CLAIM_RETRY_SECONDS
         time.sleep(0.1)
     return selectors.bot_reply_to(visitor_message)
 
@@ -345,14 +351,34 @@ def message_answer(
         return [existing]
     if visitor_message.flag("to_operator"):  # its note, if any, was stored with it (message_take)
         return list(Message.objects.filter(reply_to=visitor_message, role=Role.SYSTEM))
-    # The claim expires by itself, so a worker that died mid-answer blocks a resend only briefly.
-    if not cache.add(_claim_key(visitor_message), "1", timeout=settings.CHAT_ANSWER_CLAIM_SECONDS):
-        reply = _wait_for_reply(visitor_message)
-        return [reply] if reply is not None else []
+    # A worker that died mid-answer holds its claim only until its heartbeat expires (claims.py).
+    if not claims.claim(visitor_message.pk):
+        waited = _wait_for_reply(visitor_message)
+        if isinstance(waited, Message):
+            return [waited]
+        if waited is None:
+            return []
     try:
         return _store_reply(visitor_message, _run_chain(visitor_message, on_delta))
     finally:
-        cache.delete(_claim_key(visitor_message))
+        claims.release(visitor_message.pk)
+
+
+def message_unanswered(*, conversation: Conversation, shown: list[Message]) -> Message | None:
+    """The visitor's last message when the bot still owes it an answer: the process making it died
+    (or is still making it, for another tab or a page the visitor left). A reconnecting socket
+    answers it through `message_answer`, which waits for a live worker's reply or takes over a dead
+    one's claim. `shown`: what `messages_after` just gave the socket (oldest first), to spare a read.
+    Only within CHAT_RESUME_SECONDS of the question, and only while the bot answers."""
+    if not conversation.bot_answers:
+        return None
+    newest = shown[-1] if shown else selectors.newest_message(conversation)
+    if newest is None or newest.role != Role.VISITOR or newest.flag("to_operator"):
+        return None
+    if newest.created_at < timezone.now() - timedelta(seconds=settings.CHAT_RESUME_SECONDS):
+        return None
+    newest.conversation = conversation
+    return newest
 
 
 def message_receive(

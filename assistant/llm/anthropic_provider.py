@@ -4,13 +4,13 @@ The JSON schema becomes the input schema of one tool and `tool_choice` forces th
 well-behaved reply is exactly one `tool_use` block. Tools and the stable system parts form the
 cacheable prefix; `cache_control` marks its last stable block (below the model's minimum prefix
 length the API simply does not cache, so marking costs nothing). The SDK's own retries are off:
-`retry.call_with_retries` is the one retry policy.
+`retry.call_with_retries` is the one retry policy. Every call, streamed or not, reads its reply
+under a `deadline.Watchdog`: it is over by its deadline however slowly the server sends.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from functools import lru_cache
 from typing import Any
 
@@ -19,12 +19,9 @@ import httpx2
 from django.conf import settings
 
 from assistant.llm.base import BaseProvider, Completion, LLMRequest, TokenCounts
+from assistant.llm.deadline import Watchdog, remaining
 from assistant.llm.retry import Failure, failure_for_status, parse_retry_after
 from assistant.llm.streaming import DraftStream
-
-
-class StreamDeadline(Exception):
-    """The stream kept trickling past the call's total time budget."""
 
 
 @lru_cache(maxsize=8)
@@ -41,7 +38,7 @@ def system_blocks(request: LLMRequest) -> list[dict[str, Any]]:
     return blocks
 
 
-def request_params(request: LLMRequest, model: str) -> dict[str, Any]:
+def request_params(request: LLMRequest, model: str, timeout: float | None = None) -> dict[str, Any]:
     tool = {"name": request.tool_name, "input_schema": dict(request.schema)}
     if request.tool_description:
         tool["description"] = request.tool_description
@@ -52,7 +49,7 @@ def request_params(request: LLMRequest, model: str) -> dict[str, Any]:
         "messages": [dict(message) for message in request.messages],
         "tools": [tool],
         "tool_choice": {"type": "tool", "name": request.tool_name},
-        "timeout": request.timeout or settings.LLM_TIMEOUT,
+        "timeout": timeout or request.timeout or settings.LLM_TIMEOUT,
     }
 
 
@@ -94,24 +91,27 @@ class AnthropicProvider(BaseProvider):
     def _client(self) -> anthropic.Anthropic:
         return _sdk_client(settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL or None)
 
-    def _complete(self, request: LLMRequest, model: str) -> Completion:
-        message = self._client().messages.create(**request_params(request, model))
+    def _complete(self, request: LLMRequest, model: str, ends: float) -> Completion:
+        params = request_params(request, model, remaining(ends))
+        # The raw response first (headers only), so the body is read under the watchdog.
+        with self._client().messages.with_streaming_response.create(**params) as response:
+            with Watchdog(response.http_response, ends):
+                message = response.parse()
         return completion_from_message(message, request.tool_name)
 
-    def _stream(self, request: LLMRequest, model: str, draft: DraftStream) -> Completion:
-        params = request_params(request, model)
-        deadline = time.monotonic() + params["timeout"]
+    def _stream(self, request: LLMRequest, model: str, draft: DraftStream, ends: float) -> Completion:
+        params = request_params(request, model, remaining(ends))
         collector = _StreamCollector(request.tool_name, model, draft)
         with self._client().messages.create(**params, stream=True) as events:
-            for event in events:
-                collector.add(event)
-                if time.monotonic() > deadline:
-                    raise StreamDeadline()
+            with Watchdog(events.response, ends) as watchdog:
+                for event in events:
+                    collector.add(event)
+                    watchdog.check()
         return collector.completion()
 
     def _classify(self, exc: Exception) -> Failure | None:
         # Errors while reading a stream come straight from the SDK's transport (httpx2), unwrapped.
-        if isinstance(exc, anthropic.APITimeoutError | StreamDeadline | httpx2.TimeoutException):
+        if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             return Failure("timeout")
         if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
             return Failure("connection")

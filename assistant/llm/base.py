@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, TypedDict
 
 from assistant.llm import journal
+from assistant.llm.deadline import DeadlinePassed, call_deadline
 from assistant.llm.retry import Failure, StreamBroken, call_with_retries
 from assistant.llm.streaming import DraftStream, ReleaseRule, StreamGate, TextSink
 
@@ -45,6 +46,9 @@ class LLMRequest:
     person_waits: bool = True
     conversation_id: int | None = None
     timeout: float | None = None  # None: settings.LLM_TIMEOUT
+    # time.monotonic() by which every call for this request (retries, a form repair) must be over:
+    # the budget of a turn a person waits on. None: each call just has its timeout.
+    deadline: float | None = None
     stream_field: str = "answer"
     stream_release: ReleaseRule | None = None
     stream_gate: StreamGate | None = None  # how much of the released text may show (streaming.py)
@@ -143,10 +147,11 @@ class BaseProvider:
     def stream_structured(self, request: LLMRequest, on_text_delta: TextSink) -> LLMResult:
         return self._run(request, on_text_delta if self.streams else None)
 
-    def _complete(self, request: LLMRequest, model: str) -> Completion:
+    def _complete(self, request: LLMRequest, model: str, ends: float) -> Completion:
+        """One call, over by `ends` (time.monotonic(); assistant/llm/deadline.py)."""
         raise NotImplementedError
 
-    def _stream(self, request: LLMRequest, model: str, draft: DraftStream) -> Completion:
+    def _stream(self, request: LLMRequest, model: str, draft: DraftStream, ends: float) -> Completion:
         """Like `_complete`, feeding the structured reply's JSON fragments to `draft` as they come."""
         raise NotImplementedError
 
@@ -155,29 +160,36 @@ class BaseProvider:
         raise NotImplementedError
 
     def _attempt(self, request: LLMRequest, model: str, sink: TextSink | None) -> Completion:
+        ends = call_deadline(request.timeout, request.deadline)
         if sink is None:
-            return self._complete(request, model)
+            return self._complete(request, model, ends)
         draft = DraftStream(
             sink, field=request.stream_field, release=request.stream_release, gate=request.stream_gate
         )
         try:
-            return self._stream(request, model, draft)
+            return self._stream(request, model, draft, ends)
         except Exception as exc:
             if draft.emitted:
                 raise StreamBroken(exc) from exc
             raise
 
+    def _classify_any(self, exc: Exception) -> Failure | None:
+        if isinstance(exc, DeadlinePassed):
+            return Failure("timeout")
+        return self._classify(exc)
+
     def _classify_attempt(self, exc: Exception) -> Failure | None:
         if isinstance(exc, StreamBroken):
-            inner = self._classify(exc.cause)
+            inner = self._classify_any(exc.cause)
             return Failure(inner.code, inner.status, final=True) if inner else None
-        return self._classify(exc)
+        return self._classify_any(exc)
 
     def _run(self, request: LLMRequest, sink: TextSink | None) -> LLMResult:
         model = self.models.for_class(request.model_class)
         started = time.monotonic()
         outcome, attempts = call_with_retries(
-            lambda: self._attempt(request, model, sink), self._classify_attempt, person_waits=request.person_waits
+            lambda: self._attempt(request, model, sink), self._classify_attempt, person_waits=request.person_waits,
+            deadline=request.deadline,
         )
         latency_ms = int((time.monotonic() - started) * 1000)
         result = self._result(outcome, model=model, attempts=attempts, latency_ms=latency_ms)

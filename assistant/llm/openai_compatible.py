@@ -4,13 +4,13 @@ Structured output through `response_format: json_schema`, which these servers tu
 constrained decoding. System parts are joined into one system message, stable ones first, so
 servers with automatic prefix caching can reuse the prefix. Plain httpx rather than the project's
 crawler client: that one refuses private addresses by design, and a self-hosted model usually
-lives on one. Timeouts are explicit on every request.
+lives on one. Timeouts are explicit on every request, and every reply is read under a
+`deadline.Watchdog`: a call is over by its deadline however slowly the server sends.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -19,6 +19,7 @@ import httpx
 from django.conf import settings
 
 from assistant.llm.base import BaseProvider, Completion, LLMRequest, TokenCounts
+from assistant.llm.deadline import Watchdog, remaining
 from assistant.llm.retry import Failure, failure_for_status, parse_retry_after
 from assistant.llm.streaming import DraftStream
 
@@ -85,30 +86,34 @@ class OpenAICompatibleProvider(BaseProvider):
         headers = {"Authorization": f"Bearer {settings.LLM_OPENAI_API_KEY}"} if settings.LLM_OPENAI_API_KEY else {}
         return _http().build_request("POST", url, json=body, headers=headers, timeout=timeout)
 
-    def _complete(self, request: LLMRequest, model: str) -> Completion:
-        timeout = request.timeout or settings.LLM_TIMEOUT
-        response = _http().send(self._post(request_body(request, model, stream=False), timeout))
+    def _complete(self, request: LLMRequest, model: str, ends: float) -> Completion:
+        post = self._post(request_body(request, model, stream=False), remaining(ends))
+        response = _http().send(post, stream=True)  # headers only: the body is read under the watchdog
+        try:
+            with Watchdog(response, ends):
+                response.read()
+        finally:
+            response.close()
         _raise_for_status(response)
         content, served_by, usage = _parse_payload(response)
         return completion_from_content(content, served_by or model, usage)
 
-    def _stream(self, request: LLMRequest, model: str, draft: DraftStream) -> Completion:
-        timeout = request.timeout or settings.LLM_TIMEOUT
-        deadline = time.monotonic() + timeout
+    def _stream(self, request: LLMRequest, model: str, draft: DraftStream, ends: float) -> Completion:
         parts: list[str] = []
         usage: TokenCounts = {}
-        response = _http().send(self._post(request_body(request, model, stream=True), timeout), stream=True)
+        post = self._post(request_body(request, model, stream=True), remaining(ends))
+        response = _http().send(post, stream=True)
         try:
             _raise_for_status(response)
-            for chunk in _sse_chunks(response):
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("stream exceeded its time budget")
-                model = chunk.get("model") or model
-                usage = _usage(chunk["usage"]) if chunk.get("usage") else usage
-                for choice in chunk.get("choices") or []:
-                    text = (choice.get("delta") or {}).get("content") or ""
-                    parts.append(text)
-                    draft.feed(text)
+            with Watchdog(response, ends) as watchdog:
+                for chunk in _sse_chunks(response):
+                    watchdog.check()
+                    model = chunk.get("model") or model
+                    usage = _usage(chunk["usage"]) if chunk.get("usage") else usage
+                    for choice in chunk.get("choices") or []:
+                        text = (choice.get("delta") or {}).get("content") or ""
+                        parts.append(text)
+                        draft.feed(text)
         finally:
             response.close()
         return completion_from_content("".join(parts), model, usage)

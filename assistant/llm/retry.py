@@ -78,10 +78,12 @@ def retry_delay(failure: Failure, attempt: int, *, person_waits: bool) -> float 
 
 
 def call_with_retries(
-    attempt: Callable[[], T], classify: Callable[[Exception], Failure | None], *, person_waits: bool
+    attempt: Callable[[], T], classify: Callable[[Exception], Failure | None], *, person_waits: bool,
+    deadline: float | None = None,
 ) -> tuple[T | Failure, int]:
     """Run `attempt` until it returns or fails for good; returns the outcome and attempts made.
-    An exception `classify` does not recognise is a bug and propagates."""
+    An exception `classify` does not recognise is a bug and propagates. A pause that would end
+    past `deadline` (time.monotonic()) is not taken: the failure is final then."""
     number = 1
     while True:
         try:
@@ -91,7 +93,7 @@ def call_with_retries(
             if failure is None:
                 raise
             delay = retry_delay(failure, number, person_waits=person_waits)
-            if delay is None:
+            if delay is None or (deadline is not None and time.monotonic() + delay >= deadline):
                 return failure, number
         time.sleep(delay)
         number += 1

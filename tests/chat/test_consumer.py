@@ -114,6 +114,28 @@ async def test_a_reconnecting_widget_gets_what_it_missed(shop, connect):
     assert [m["role"] for m in everything["messages"]] == ["visitor", "bot", "system"]
 
 
+async def test_a_visitor_back_before_the_answer_was_made_gets_it_after_welcome(knowledge, shop, connect):
+    """The question was stored but its answer never made (the server died mid-answer): the next
+    hello answers it, and a resend of it on that socket then gets its ack alone."""
+    conversation = await in_db(services.conversation_open)(bot=shop, visitor_id="v_owed")
+    visitor, _created = await in_db(services.message_accept)(
+        conversation=conversation, text=DELIVERY_QUESTION, client_msg_id="c1"
+    )
+    client = await connect(shop)
+    welcome = await client.hello("v_owed", last_seen_id=visitor.pk)
+    assert welcome["messages"] == []
+    frames = [await client.recv() for _ in range(3)]
+    assert _types(frames) == ["typing", "message", "typing"]
+    assert frames[1]["message"]["role"] == "bot" and frames[1]["message"]["links"][0]["title"] == "Доставка"
+
+    again = await client.ask(DELIVERY_QUESTION, "c1")
+    assert _types(again) == ["ack"] and again[0]["message"]["id"] == visitor.pk
+    assert await in_db(Message.objects.filter(reply_to=visitor).count)() == 1
+    later = await connect(shop)
+    assert [m["role"] for m in (await later.hello("v_owed"))["messages"]] == ["visitor", "bot"]
+    assert await later.ws.receive_nothing(timeout=0.5)  # nothing more is owed
+
+
 async def test_operator_events_reach_the_visitors_socket(shop, connect):
     from channels.layers import get_channel_layer
 

@@ -256,15 +256,27 @@ def test_messages_after_gives_what_a_reconnecting_widget_missed(shop):
     assert services.messages_after(conversation=conversation, last_seen_id=None) == [visitor, reply]
 
 
-def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twice(shop, settings, monkeypatch):
-    from django.core.cache import cache
+def _held_by_another_process(message_id: int, *, alive: bool) -> list[str]:
+    """Claim `message_id` as another ASGI process would, with (alive) or without its heartbeat;
+    returns the keys to delete afterwards."""
+    from assistant.chat import claims, ratelimit
 
-    settings.CHAT_REPLY_WAIT = 0.3
+    client = ratelimit.sync_client()
+    claim, heartbeat = claims._key(message_id), claims._alive_prefix() + "other-process"
+    client.set(claim, "other-process", ex=60)
+    if alive:
+        client.set(heartbeat, "1", ex=60)
+    return [claim, heartbeat]
+
+
+def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twice(shop, settings, monkeypatch):
+    from assistant.chat import ratelimit
+
+    settings.CHAT_REPLY_WAIT = 1.5
     conversation = _open(shop)
     visitor, created = services.message_accept(conversation=conversation, text="Привет", client_msg_id="c1")
     assert created
-    claim = services._claim_key(visitor)
-    assert cache.add(claim, "1", 30)  # another worker is answering this message right now
+    keys = _held_by_another_process(visitor.pk, alive=True)  # a live worker is answering it right now
 
     def must_not_run(**kwargs):
         raise AssertionError("the chain ran while another worker held the claim")
@@ -273,7 +285,42 @@ def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twic
     try:
         assert services.message_answer(visitor_message=visitor) == []
     finally:
-        cache.delete(claim)
+        ratelimit.sync_client().delete(*keys)
+
+
+def test_the_claim_of_a_worker_that_died_mid_answer_is_taken_over(shop):
+    from assistant.chat import ratelimit
+
+    conversation = _open(shop)
+    visitor, _created = services.message_accept(conversation=conversation, text="Привет", client_msg_id="c1")
+    keys = _held_by_another_process(visitor.pk, alive=False)  # its process was killed: no heartbeat
+    try:
+        [reply] = services.message_answer(visitor_message=visitor)
+    finally:
+        ratelimit.sync_client().delete(*keys)
+    assert reply.role == Message.Role.BOT and reply.reply_to == visitor and reply.intent == "greeting"
+
+
+def test_an_unanswered_question_is_owed_to_a_reconnecting_visitor_until_it_is_answered(shop, settings):
+    conversation = _open(shop)
+    visitor, _created = services.message_accept(conversation=conversation, text="Привет", client_msg_id="c1")
+
+    assert services.message_unanswered(conversation=conversation, shown=[]) == visitor
+    assert services.message_unanswered(conversation=conversation, shown=[visitor]) == visitor
+    settings.CHAT_RESUME_SECONDS = 0
+    assert services.message_unanswered(conversation=conversation, shown=[visitor]) is None  # too long ago
+    settings.CHAT_RESUME_SECONDS = 600
+    [reply] = services.message_answer(visitor_message=visitor)
+    assert services.message_unanswered(conversation=conversation, shown=[]) is None
+    assert services.message_unanswered(conversation=conversation, shown=[visitor, reply]) is None
+
+
+def test_nothing_is_owed_while_an_operator_is_awaited(shop):
+    conversation = _open(shop)
+    services.conversation_handoff(conversation=conversation, reason="test")
+    services.message_accept(conversation=conversation, text="Алло?", client_msg_id="c1")
+
+    assert services.message_unanswered(conversation=conversation, shown=[]) is None
 
 
 def test_a_search_and_model_turn_costs_a_fixed_number_of_queries(shop, knowledge, fake_llm,

@@ -8,6 +8,10 @@ answers 500 with "no scripted reply", which makes a forgotten script fail loudly
 Replies: a tool call with given input, plain text (no tool call), broken JSON, HTTP errors (500,
 529 overloaded, 429 with Retry-After, 400), a delay before the first byte (longer than the client
 timeout = a timeout), and for streams a latency to the first token and a token rate (benchmarks).
+Hangs that a per-read timeout never notices: `drip_after` sends the rest of the reply one byte at a
+time (every read returns something, no event or body ever completes), `pings` keeps a stream busy
+with ping events before any content. `aborted` counts replies the client hung up on before the
+fake had sent them whole (a client that enforces its deadline).
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ class Reply:
     cache_write_tokens: int = 0
     tool_name: str | None = None  # default: the tool the request forced
     cut_after: int | None = None  # streams: drop the connection after this many deltas
+    # After this many events (streams: message_start, content_block_start, then one per delta) or
+    # bytes of the body (plain replies): the rest one byte at a time, every `drip_interval` s, so
+    # that no read ever waits long enough to time out.
+    drip_after: int | None = None
+    drip_interval: float = 0.2
+    pings: int = 0  # streams: ping events after message_start, every `ping_interval` s, before the content
+    ping_interval: float = 0.2
 
 
 def tool_use(data: Any, **options: Any) -> Reply:
@@ -92,6 +103,8 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
         self.requests: list[RecordedRequest] = []
+        self.aborted = 0  # replies the client hung up on before they were sent whole
+        self.dripped = 0  # bytes sent one at a time (`drip_after`), all replies together
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
         self._http.block_on_close = False
@@ -117,6 +130,14 @@ class FakeLLMServer:
     @property
     def pending(self) -> int:
         return len(self._queue)
+
+    def wait_aborted(self, count: int = 1, timeout: float = 10.0) -> int:
+        """`aborted` once it reaches `count` (the fake notices a client that hung up at its next
+        write), or whatever it is after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.aborted < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.aborted
 
     def _next(self, request: RecordedRequest) -> Reply | None:
         with self._lock:
@@ -159,8 +180,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         try:
             self._answer(reply, body)
-        except (BrokenPipeError, ConnectionResetError, DropConnection):
-            pass  # the client gave up (its timeout), or the script drops the connection
+        except (BrokenPipeError, ConnectionResetError):
+            with self.fake._lock:
+                self.fake.aborted += 1  # the client gave up (its timeout)
+        except DropConnection:
+            pass  # the script drops the connection
 
     def _answer(self, reply: Reply | None, body: dict[str, Any]) -> None:
         openai = self.path.endswith("/chat/completions")
@@ -174,12 +198,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"type": "not_found_error", "message": self.path}}, {})
         elif body.get("stream"):
             events = _openai_stream(self.fake, reply, body) if openai else _anthropic_stream(self.fake, reply, body)
-            self._send_stream(events)
+            self._send_stream(events, reply)
         else:
             payload = _openai_message(reply, body) if openai else _anthropic_message(self.fake, reply, body)
-            self._send_json(200, payload, reply.headers)
+            self._send_json(200, payload, reply.headers, drip_after=reply.drip_after, interval=reply.drip_interval)
 
-    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+    def _send_json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str], *, drip_after: int | None = None,
+        interval: float = 0.0,
+    ) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -188,16 +215,31 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        if drip_after is None:
+            self.wfile.write(data)
+            return
+        self.wfile.write(data[:drip_after])
+        self._drip(data[drip_after:], interval)
 
-    def _send_stream(self, events: Iterator[bytes]) -> None:
+    def _drip(self, data: bytes, interval: float, *, chunked: bool = False) -> None:
+        for index in range(len(data)):
+            self.wfile.write(b"1\r\n%s\r\n" % data[index:index + 1] if chunked else data[index:index + 1])
+            self.wfile.flush()
+            with self.fake._lock:
+                self.fake.dripped += 1
+            self.fake._sleep(interval)
+
+    def _send_stream(self, events: Iterator[bytes], reply: Reply) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.send_header("connection", "close")
         self.end_headers()
-        for chunk in events:
+        for number, chunk in enumerate(events):
+            if reply.drip_after is not None and number >= reply.drip_after:
+                self._drip(chunk, reply.drip_interval, chunked=True)
+                continue
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
@@ -261,6 +303,9 @@ def _anthropic_stream(fake: FakeLLMServer, reply: Reply, body: dict[str, Any]) -
     start = _anthropic_message(fake, reply, body) | {"content": [], "stop_reason": None}
     start["usage"] = _usage(reply) | {"output_tokens": 1}
     yield _sse("message_start", {"type": "message_start", "message": start})
+    for _ping in range(reply.pings):
+        fake._sleep(reply.ping_interval)
+        yield _sse("ping", {"type": "ping"})
     if reply.text is not None:
         block: dict[str, Any] = {"type": "text", "text": ""}
         content, delta_type, key = reply.text, "text_delta", "text"
