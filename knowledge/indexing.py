@@ -173,7 +173,7 @@ def lexicon_refresh(*, bot_id: int) -> int:
     `lexicon_adjust`): a crawl refreshes the lexicon while the embed queue's pass refreshes it too,
     and two delete-then-insert rebuilds side by side would insert the same lexeme twice."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LEXICON_LOCK, bot_id])
+        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [LEXICON_LOCK, bot_id])
         cursor.execute("DELETE FROM knowledge_lexeme WHERE bot_id = %s", [bot_id])
         cursor.execute(
             "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
@@ -198,7 +198,7 @@ def lexicon_adjust(*, entry_id: int, delta: int) -> None:
     rebuild: an owner's answer must be found by its words on the next message, and a rebuild costs
     seconds at 100k entries. The next `lexicon_refresh` recomputes the exact figures anyway."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, bot_id) FROM knowledge_entry WHERE id = %s",
+        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, bot_id::int) FROM knowledge_entry WHERE id = %s",
                        [LEXICON_LOCK, entry_id])
         cursor.execute(
             "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
