@@ -36,5 +36,8 @@ bench: install
 stop:
 	$(BIN)/python -c "from assistant import embedded; embedded.stop_services()" || true
 
-clean-data: stop
-	rm -rf .data
+# Every folder the project made for its data: `.data/` and the short /tmp twin of a long checkout path.
+clean-data:
+	@if [ -x $(BIN)/python ]; then \
+		$(BIN)/python -c "from assistant import embedded; [print('removed', f) for f in embedded.clean_data()]"; \
+	else rm -rf .data; fi

@@ -25,18 +25,33 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 _SOCKET_PATH_BUDGET = 80
 
 
+def _configured_dir() -> Path:
+    configured = os.environ.get("SPRAVKA_DATA_DIR")
+    return Path(configured) if configured else BASE_DIR / ".data"
+
+
+def _short_twin(folder: Path) -> Path:
+    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"spravka-{digest}"
+
+
 def data_dir() -> Path:
     """The folder that holds embedded data: `.data/` in the checkout, or a short /tmp twin."""
-    configured = os.environ.get("SPRAVKA_DATA_DIR")
-    folder = Path(configured) if configured else BASE_DIR / ".data"
+    folder = _configured_dir()
     if len(str(folder / "postgres" / ".s.PGSQL.5432")) > _SOCKET_PATH_BUDGET:
-        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
-        short = Path(tempfile.gettempdir()) / f"spravka-{digest}"
+        short = _short_twin(folder)
         short.mkdir(parents=True, exist_ok=True)
         folder.mkdir(parents=True, exist_ok=True)
         return short
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def data_folders() -> list[Path]:
+    """Every folder of this checkout's data that exists: `.data/` (or SPRAVKA_DATA_DIR), which also
+    holds static files, uploads and the beat schedule, and the short /tmp twin of the servers."""
+    folder = _configured_dir()
+    return [path for path in (folder, _short_twin(folder)) if path.exists()]
 
 
 def database_url() -> str:
@@ -126,3 +141,28 @@ def stop_services() -> None:
         import redis
 
         redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=False)
+
+
+def clean_data() -> list[Path]:
+    """Stop the embedded servers and delete every data folder (`make clean-data`); returns them."""
+    folders = data_folders()
+    if folders:
+        stop_services()
+        _wait_gone(_redis_socket_path())
+    for folder in folders:
+        shutil.rmtree(folder)
+    return folders
+
+
+def _redis_socket_path() -> Path:
+    """Where the Redis socket is, without creating a folder (unlike `data_dir()`)."""
+    folder = _configured_dir()
+    short = _short_twin(folder)
+    return (short if short.exists() else folder) / "redis" / "redis.sock"
+
+
+def _wait_gone(path: Path, seconds: float = 10.0) -> None:
+    """Redis removes its socket as its last act: until then it may still write its dump."""
+    deadline = time.monotonic() + seconds
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)

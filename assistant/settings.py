@@ -4,7 +4,7 @@ are started by `assistant.embedded`."""
 
 from __future__ import annotations
 
-import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -12,17 +12,21 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from assistant import embedded
-from assistant.env import env_bool, env_float, env_int, env_list, env_str
+from assistant.env import env_bool, env_float, env_int, env_list, env_proxy_header, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-embedded.ensure_services()
+# Production (1/true/yes; 0/false/no or unset: a laptop, a demo, the tests) never falls back to the
+# toys: a forgotten variable stops the process here, named, before any embedded server is started.
+PRODUCTION = env_bool("SPRAVKA_PRODUCTION", False)
+if PRODUCTION:
+    env_required("SECRET_KEY", "DATABASE_URL", "REDIS_URL", because="SPRAVKA_PRODUCTION is on")
+else:
+    embedded.ensure_services()
 
-DEBUG = env_bool("DEBUG", default=not env_bool("SPRAVKA_PRODUCTION"))
+DEBUG = env_bool("DEBUG", default=not PRODUCTION)
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if env_bool("SPRAVKA_PRODUCTION"):
-        raise ImproperlyConfigured("SECRET_KEY must be set in production")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -38,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "simple_history",
+    "axes",
     "channels",
     "assistant.bots",
     "assistant.behavior",
@@ -59,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a throttled login into the lockout page
 ]
 
 ROOT_URLCONF = "assistant.urls"
@@ -210,9 +216,34 @@ LOGGING = {
     },
 }
 
-if os.environ.get("SPRAVKA_PRODUCTION"):
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+# --- Production: HTTPS only (docs/deploy.md). On by default with SPRAVKA_PRODUCTION; each switch can
+# be turned off one by one, and `manage.py check --deploy` then names what is off.
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", PRODUCTION)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", PRODUCTION)
+# Behind a TLS-terminating proxy: the header it sets to "https" (e.g. X-Forwarded-Proto). Only name a
+# header the proxy always overwrites, or any client can claim HTTPS.
+SECURE_PROXY_SSL_HEADER = env_proxy_header("SECURE_PROXY_SSL_HEADER")
+
+# --- Logins (/accounts/login/ and the admin's): failed attempts counted per account and per client
+# address by django-axes, in the database; a lock lifts after LOGIN_LOCKOUT_MINUTES, or earlier with
+# `manage.py axes_reset_username EMAIL` / `axes_reset_ip IP` or by a superuser in the admin.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 30))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
+AXES_RESET_ON_SUCCESS = True
+AXES_USERNAME_CALLABLE = "assistant.bots.accounts.login_username"
+AXES_CLIENT_IP_CALLABLE = "assistant.bots.accounts.client_ip"
+AXES_LOCKOUT_CALLABLE = "assistant.bots.accounts.locked_out"
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
+    raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_LOCKOUT_MINUTES at least 1")
 
 # --- E-mail: operator alerts, digests. Django's SMTP backend with the usual variables. ---
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")

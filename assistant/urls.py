@@ -2,10 +2,14 @@ from django.contrib import admin
 from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
+from assistant.bots import accounts
+
 admin.site.site_header = "Spravka"
 admin.site.site_title = "Spravka"
 
 urlpatterns = [
+    path("", accounts.home, name="home"),
+    path("accounts/", include(accounts.urlpatterns)),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("bots/", include("assistant.bots.urls")),

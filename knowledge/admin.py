@@ -8,15 +8,13 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
-from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
-from simple_history.admin import SimpleHistoryAdmin
 
-from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
 from knowledge.models import CrawlRun, Entry, Page, Source
 
 
@@ -78,8 +76,8 @@ class CrawlRunAdmin(BotScopedAdmin):
 
     def progress_json(self, request: HttpRequest, run_id: int) -> JsonResponse:
         """Polled by the progress bars while a run is going."""
-        run = get_object_or_404(CrawlRun, pk=run_id)
-        if not may_access_bot(request, run.bot_id):
+        run = self.get_queryset(request).filter(pk=run_id).first()
+        if run is None:  # another bot's run answers exactly like a missing one
             return JsonResponse({"error": "not found"}, status=404)
         return JsonResponse({
             "status": run.status, "status_display": run.get_status_display(), "percent": run.percent,
@@ -99,7 +97,7 @@ class PageAdmin(BotScopedAdmin):
 
 
 @admin.register(Entry)
-class EntryAdmin(SimpleHistoryAdmin, BotScopedAdmin):
+class EntryAdmin(ScopedHistoryAdmin):
     list_display = ["short_title", "kind", "url", "weight", "review_needed", "active", "embedded", "updated_at"]
     list_filter = ["kind", "active", "review_needed", "bot"]
     search_fields = ["title", "text", "url"]

@@ -24,6 +24,7 @@ from django.utils import timezone
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from assistant.bots.models import Bot
+from assistant.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
 from knowledge.models import CrawlRun, Entry, Source
@@ -357,7 +358,12 @@ def _passage_draft(raw: bytes, *, first: bool) -> EntryDraft | str:
         return f"пустое поле «{'id' if not key else 'text'}»"
     if len(key) > KEY_MAX:
         return f"id длиннее {KEY_MAX} символов"
-    return EntryDraft(key=key, title=item.get("title", "").strip(), text=text, url=item.get("url", "").strip())
+    url = item.get("url", "").strip()
+    try:
+        validate_link(url)
+    except ValidationError as exc:
+        return f"поле «url»: {' '.join(exc.messages)}"
+    return EntryDraft(key=key, title=item.get("title", "").strip(), text=text, url=url)
 
 
 def _bulk_replace(*, bot: Bot, source: Source, drafts: list[EntryDraft]) -> ImportResult:

@@ -15,9 +15,12 @@ from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 from assistant.bots.models import Bot
+from assistant.validators import WebAddressFields, validate_link, validate_web_url
 
 
-class Source(models.Model):
+class Source(WebAddressFields):
+    web_address_fields = {"url": validate_web_url}
+
     class Kind(models.TextChoices):
         SITE = "site", _("сайт")
         SITEMAP = "sitemap", _("sitemap.xml")
@@ -130,7 +133,9 @@ class Page(models.Model):
         return self.title or self.url
 
 
-class Entry(models.Model):
+class Entry(WebAddressFields):
+    web_address_fields = {"url": validate_link}
+
     class Kind(models.TextChoices):
         CHUNK = "chunk", _("фрагмент страницы")
         QA = "qa", _("вопрос-ответ")

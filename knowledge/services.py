@@ -11,6 +11,7 @@ from typing import Literal
 from django.db import transaction
 
 from assistant.bots.models import Bot
+from assistant.validators import validate_link, validate_web_url
 from knowledge.models import Entry, Page, Source
 
 Outcome = Literal["created", "updated", "unchanged"]
@@ -53,6 +54,7 @@ def entry_upsert(
     weight = DEFAULT_WEIGHT[Entry.Kind(draft.kind)] if draft.weight is None else draft.weight
     if not 0.0 <= weight <= 1.0:
         raise ValueError("weight must be between 0 and 1")
+    validate_link(draft.url)
     digest = content_hash(draft.kind, draft.title, draft.heading_path, draft.text, draft.url, weight)
     entry = Entry.objects.filter(bot=bot, source=source, key=draft.key).first() if draft.key else None
     if entry is None:
@@ -112,6 +114,7 @@ def page_deactivate(*, page: Page, reason: str) -> int:
 
 
 def source_get_or_create(*, bot: Bot, kind: str, url: str = "", title: str = "") -> Source:
+    validate_web_url(url)
     source, _created = Source.objects.get_or_create(
         bot=bot, kind=kind, url=url, defaults={"title": title or url}
     )
@@ -122,6 +125,7 @@ def entry_save_from_admin(*, entry: Entry, changed_fields: list[str]) -> Entry:
     """Save an owner's edit. New text needs a new vector: drop the stale one and embed after commit,
     so the change takes effect on the next question. Editing the text of an entry flagged for
     review is the owner's answer to the flag, so the flag is cleared (unless set in the same edit)."""
+    validate_link(entry.url)
     if not entry.pk or {"title", "heading_path", "text"} & set(changed_fields):
         entry.embedding, entry.embedding_model = None, ""
         if entry.pk and "review_needed" not in changed_fields:

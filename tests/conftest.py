@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-EVAL_DATA = SHARED / "eval-data"
+# Samples of the evaluation sets, shipped in the repository (tests/data/SOURCE.md: origin, licence),
+# laid out like the full sets in ../shared/eval-data/, which only the benchmarks read.
+EVAL_DATA = REPO / "tests" / "data"
 
 
 @pytest.hookimpl(wrapper=True)

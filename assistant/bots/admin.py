@@ -4,6 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -12,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
 from assistant.bots.models import Bot, Holiday, Membership, OpeningHours
+from assistant.bots.services import user_staff_sync
 
 
 class MembershipInline(admin.TabularInline):
@@ -79,13 +81,22 @@ class BotAdmin(BotScopedAdmin):
         queryset = admin.ModelAdmin.get_queryset(self, request)
         if getattr(request.user, "is_superuser", False):
             return queryset
-        return queryset.filter(memberships__user=request.user)
+        return queryset.filter(pk__in=self._ids(request))
 
     def get_inlines(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         # Only a superuser manages accounts: an owner must not browse other people's users.
         if getattr(request.user, "is_superuser", False):
             return list(self.inlines)
         return [inline for inline in self.inlines if inline is not MembershipInline]
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        """Memberships edited inline: staff rights follow the roles, as for `addmember`."""
+        before = {f.initial.get("user") for f in formset.forms if f.initial.get("user")}
+        super().save_formset(request, form, formset, change)
+        if formset.model is Membership:
+            after = {f.instance.user_id for f in formset.forms if f.instance.user_id}
+            for user in get_user_model().objects.filter(pk__in=before | after):
+                user_staff_sync(user=user)
 
     def _obj_bot_id(self, obj: Any) -> int | None:
         return int(obj.pk)
@@ -95,9 +106,6 @@ class BotAdmin(BotScopedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return bool(getattr(request.user, "is_superuser", False))
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return obj is None or may_access_bot(request, obj.pk)
 
     @admin.display(description=_("Код для сайта"))
     def embed_snippet(self, obj: Bot) -> str:

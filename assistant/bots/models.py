@@ -11,6 +11,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, URLVali
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from assistant.validators import WebAddressFields, validate_origins, validate_web_url
+
 # Calibrated on demo/cases.jsonl (answered-right 0.91, refusal 0.94 at 0.485, with FAQ chunks and
 # headings in the score); see docs/search.md.
 DEFAULT_MATCH = 0.485
@@ -40,7 +42,9 @@ _web_url = [URLValidator(schemes=["http", "https"])]
 _minutes = [MinValueValidator(1), MaxValueValidator(24 * 60)]
 
 
-class Bot(models.Model):
+class Bot(WebAddressFields):
+    web_address_fields = {"site_url": validate_web_url, "allowed_origins": validate_origins}
+
     class Language(models.TextChoices):
         RU = "ru", _("Русский")
         EN = "en", _("English")

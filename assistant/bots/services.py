@@ -1,16 +1,26 @@
-"""Writes for bots and memberships."""
+"""Writes for bots and memberships.
+
+What must stay true: an account is admin staff exactly when it owns a bot (or is a superuser); an
+operator-only account signs in at /accounts/login/ and works in the inbox, never in the admin.
+Every membership write goes through here so `user_staff_sync` runs after it.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import BaseUserManager
 from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email, validate_slug
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot, Membership, OpeningHours
 
@@ -33,21 +43,74 @@ def bot_create(*, slug: str, site_url: str, name: str = "", owner_email: str = "
     )
     password = ""
     if owner_email:
-        owner, password = user_get_or_create(email=owner_email)
-        Membership.objects.create(bot=bot, user=owner, role=Membership.Role.OWNER)
+        password = membership_add(bot=bot, email=owner_email, role=Membership.Role.OWNER).password
     return bot, password
 
 
-def user_get_or_create(*, email: str, password: str = "") -> tuple[User, str]:
-    """An owner account for the admin. A new account gets staff rights and a generated password."""
+@dataclass(frozen=True)
+class MembershipResult:
+    membership: Membership
+    user_created: bool
+    membership_created: bool
+    # The previous role when an existing membership changed, "" when it is new or unchanged.
+    previous_role: str
+    # The new account's password when it was generated here (to be shown once), else "".
+    password: str
+
+
+@transaction.atomic
+def membership_add(*, bot: Bot, email: str, role: str, password: str = "") -> MembershipResult:
+    """Give the account `email` the `role` in `bot`: the account is created when missing (with
+    `password`, or a generated one that is returned), an existing membership changes its role.
+    An existing account keeps its password: `password` is only for a new one."""
+    if role not in Membership.Role.values:
+        raise ValidationError(
+            _("Неизвестная роль «%(role)s»: owner (владелец) или operator (оператор).") % {"role": role}
+        )
+    user, generated, created = _user_for(email=email, password=password)
+    membership = Membership.objects.select_for_update().filter(bot=bot, user=user).first()
+    previous, new = "", membership is None
+    if membership is None:
+        membership = Membership.objects.create(bot=bot, user=user, role=role)
+    elif membership.role != role:
+        previous, membership.role = membership.role, role
+        membership.save(update_fields=["role"])
+    user_staff_sync(user=user)
+    return MembershipResult(
+        membership=membership, user_created=created, membership_created=new, previous_role=previous,
+        password=generated,
+    )
+
+
+def membership_remove(*, membership: Membership) -> None:
+    user = membership.user
+    membership.delete()
+    user_staff_sync(user=user)
+
+
+def user_staff_sync(*, user: Any) -> bool:
+    """Admin staff exactly when the account owns a bot (a superuser always is). Returns is_staff."""
+    staff = bool(user.is_superuser) or Membership.objects.filter(user=user, role=Membership.Role.OWNER).exists()
+    if user.is_staff != staff:
+        user.is_staff = staff
+        user.save(update_fields=["is_staff"])
+    return staff
+
+
+def _user_for(*, email: str, password: str) -> tuple[User, str, bool]:
+    """The account for `email` (matched without regard to case), or a new one. Returns the user,
+    the password generated for it ("" when given or not new) and whether it was created."""
+    email = BaseUserManager.normalize_email(email.strip())
     validate_email(email)
     user_model = get_user_model()
-    user = user_model.objects.filter(username=email).first()
+    user = user_model.objects.filter(username__iexact=email).first()
     if user is not None:
-        return user, ""
-    password = password or secrets.token_urlsafe(9)
-    user = user_model.objects.create_user(username=email, email=email, password=password, is_staff=True)
-    return user, password
+        return user, "", False
+    generated = "" if password else secrets.token_urlsafe(12)
+    candidate = user_model(username=email, email=email)
+    validate_password(password or generated, user=candidate)
+    user = user_model.objects.create_user(username=email, email=email, password=password or generated)
+    return user, generated, True
 
 
 def opening_hours_set(*, bot: Bot, rows: list[tuple[int, dt.time, dt.time]]) -> None:

@@ -1,4 +1,5 @@
-"""Owner pages outside the admin. Thin: scope by `bots_for_user`, build the context, render."""
+"""Owner pages outside the admin. Thin: scope by `owned_bots` (an operator has none of these pages),
+build the context, render."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
-from assistant.bots.selectors import bots_for_user
+from assistant.bots.selectors import owned_bots
 
-# Owners sign in through the admin; there is no second login page to keep in step with it.
-LOGIN_URL = "admin:login"
+# Everyone signs in at /accounts/login/ (assistant/bots/accounts.py); the admin's login still works.
+LOGIN_URL = "login"
 
 
 def embed_snippet(bot: Bot, app_url: str) -> str:
@@ -31,7 +32,7 @@ def request_origin(request: HttpRequest) -> str:
 @login_required(login_url=LOGIN_URL)
 def bot_list(request: HttpRequest) -> HttpResponse:
     """`/bots/` has nothing of its own to show yet: go straight to the first bot's try page."""
-    bot = bots_for_user(request.user).order_by("name", "pk").first()
+    bot = owned_bots(request.user).order_by("name", "pk").first()
     if bot is None:
         raise Http404("No bots for this account")
     return HttpResponseRedirect(reverse("bots:try", args=[bot.slug]))
@@ -40,8 +41,8 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 @login_required(login_url=LOGIN_URL)
 def bot_try(request: HttpRequest, slug: str) -> HttpResponse:
     """The widget live on a page of our own, plus the snippet to copy. A bot the user does not
-    belong to is a 404, not a 403: its slug must not be confirmed to strangers."""
-    bots = bots_for_user(request.user).order_by("name", "pk")
+    own is a 404, not a 403: its slug must not be confirmed to strangers, nor its settings to operators."""
+    bots = owned_bots(request.user).order_by("name", "pk")
     bot = get_object_or_404(bots, slug=slug)
     origin = request_origin(request)
     context = {

@@ -1,5 +1,6 @@
-"""Conversations in the admin: read-only transcripts, scoped to the owner's bots. Changes to a
-conversation go through services (handoff, close) and the operator inbox, never through this form."""
+"""Conversations in the admin: read-only transcripts for the owners and the operators of their bot
+(`INBOX_ROLES`). Changes to a conversation go through services (handoff, close) and the operator
+inbox, never through this form."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot, owns_a_bot
 from assistant.bots.models import Bot
+from assistant.bots.selectors import INBOX_ROLES
 from assistant.chat import leads
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
 
@@ -49,7 +51,7 @@ class MessageInline(admin.TabularInline):
         a parent (the inline's own queryset check) the rows are already limited to that parent."""
         if obj is None:
             return bool(request.user.is_active and getattr(request.user, "is_staff", False))
-        return may_access_bot(request, obj.bot_id)
+        return may_access_bot(request, obj.bot_id, roles=INBOX_ROLES)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -63,6 +65,7 @@ class MessageInline(admin.TabularInline):
 
 @admin.register(Conversation)
 class ConversationAdmin(BotScopedAdmin):
+    bot_roles = INBOX_ROLES
     list_display = ["id", "bot", "visitor_id", "state", "message_count", "outcome", "updated_at"]
     list_filter = ["state", "bot"]
     list_select_related = ["bot"]
@@ -93,7 +96,7 @@ class ConversationAdmin(BotScopedAdmin):
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         # Erasing is an owner's decision: the action is theirs even though rows are never deleted one by one.
         actions = super().get_actions(request)
-        if not self._member(request, None):
+        if not owns_a_bot(request):  # operators read conversations here; erasing is not theirs
             actions.pop("erase_visitors", None)
         return actions
 

@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 from assistant.behavior.intents import INTENT_NAMES, PURCHASE_TOPICS, Intent, classify
+from tests.conftest import EVAL_DATA
 
 GOLDEN = Path(__file__).resolve().parent / "intents_golden.tsv"
-MASSIVE = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "eval-data" / "massive-ru-autointent" / "ru_massive.jsonl"
-)
+MASSIVE = EVAL_DATA / "massive-ru-autointent" / "ru_massive.jsonl"
 
 
 def _golden_rows() -> list[pytest.ParameterSet]:

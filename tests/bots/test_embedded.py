@@ -52,3 +52,25 @@ def test_stop_services_stops_both_embedded_servers_and_keeps_their_data():
     finally:
         _run(STOP, folder)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_make_clean_data_removes_the_data_folder_and_its_short_tmp_twin(tmp_path):
+    # A path too long for PostgreSQL's socket: the servers live in a short /tmp twin, while static
+    # files and uploads stay in the configured folder. `make clean-data` must remove both.
+    folder = tmp_path / ("a-checkout-path-long-enough-to-overflow-the-socket-limit-" + "x" * 30) / ".data"
+    twin = Path(_run("from assistant import embedded; print(embedded.data_dir())", folder).strip())
+    assert twin != folder and str(twin).startswith(tempfile.gettempdir())
+    try:
+        _run(START, folder)
+        assert (twin / "postgres" / "postmaster.pid").exists() and folder.exists()
+
+        env = {**os.environ, "SPRAVKA_DATA_DIR": str(folder)}
+        done = subprocess.run(["make", "-s", "clean-data"], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=120, check=True)
+
+        assert not folder.exists() and not twin.exists()
+        assert f"removed {folder}" in done.stdout and f"removed {twin}" in done.stdout
+    finally:
+        if twin.exists():
+            _run(STOP, folder)
+            shutil.rmtree(twin, ignore_errors=True)

@@ -35,10 +35,10 @@ def test_a_missing_bot_is_not_found_either(client, owner, bot):
     assert client.get(reverse("bots:try", args=["no-such-bot"])).status_code == 404
 
 
-def test_an_anonymous_visitor_is_sent_to_the_admin_login(client, bot):
+def test_an_anonymous_visitor_is_sent_to_the_login_page(client, bot):
     response = client.get(try_url(bot))
     assert response.status_code == 302
-    assert response["Location"] == f"{reverse('admin:login')}?next={try_url(bot)}"
+    assert response["Location"] == f"{reverse('login')}?next={try_url(bot)}"
 
 
 def test_an_owner_of_several_bots_can_switch_between_them(client, owner, bot, other_bot):
@@ -72,3 +72,12 @@ def test_the_bot_name_cannot_inject_markup(client, owner, bot):
     client.force_login(owner)
     text = client.get(try_url(bot)).content.decode()
     assert "<script>alert(1)</script>" not in text
+
+
+def test_an_operator_has_no_try_page(client, bot, django_user_model):
+    from assistant.bots.services import membership_add
+
+    operator = membership_add(bot=bot, email="op@shop.example", role="operator", password="pw-operator-1")
+    client.force_login(operator.membership.user)
+    assert client.get(try_url(bot)).status_code == 404
+    assert client.get(reverse("bots:list")).status_code == 404

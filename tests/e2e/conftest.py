@@ -5,6 +5,7 @@ protocol fake (fast, scriptable) or the real app under uvicorn on the test datab
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,13 +23,26 @@ from tests.conftest import REPO
 from tests.e2e.fake_chat import FakeChat
 
 SCREENSHOTS = REPO / "docs" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
+# Looked up on the PATH in the same order as .ci/run does, which installs Debian's package when neither is there.
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 APP_DB_NAME = "spravka-e2e-app"
 
 ShopFactory = Callable[..., str]
+
+
+def chromium_path() -> str:
+    """The Chromium Playwright drives: the first of CHROMIUM_NAMES on the PATH."""
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise RuntimeError(
+        "Chromium not found on the PATH (looked for chromium, then chromium-browser). Install Debian's "
+        "package (apt-get install chromium; .ci/run does this) or put a Chromium on the PATH."
+    )
 
 
 # Module scope, not session: a sync Playwright must not outlive into the asyncio loops that
@@ -40,7 +54,7 @@ def browser() -> Iterator[Browser]:
     # They do not: allow them exactly while the browser lives.
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 

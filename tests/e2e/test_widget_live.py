@@ -215,7 +215,7 @@ def owner_login(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[t
 def test_an_owner_tries_the_widget_on_the_try_page(page: Page, live_app: str, owner_login):
     slug, username, password = owner_login
     page.goto(f"{live_app}/bots/{slug}/try/")
-    expect(page).to_have_url(re.compile(r"/admin/login/\?next="))
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.press("#id_password", "Enter")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -14,10 +13,11 @@ from django.core.management.base import CommandError
 from knowledge.exceptions import RowsInvalid
 from knowledge.importing import passages_load
 from knowledge.models import Entry, Source
+from tests.conftest import EVAL_DATA
 
 pytestmark = pytest.mark.django_db
 
-XQUAD = Path(__file__).resolve().parents[2].parent / "shared" / "eval-data" / "xquad-ru" / "passages.jsonl"
+XQUAD = EVAL_DATA / "xquad-ru" / "passages.jsonl"  # 48 real passages, one per XQuAD article
 
 
 def _jsonl(*items: object) -> bytes:
@@ -36,9 +36,9 @@ def test_xquad_passages_load_once_and_a_second_run_changes_nothing(bot, capsys):
     call_command("loadpassages", "demo", str(XQUAD), "--no-embed")
     first = time.monotonic() - started
     out = capsys.readouterr().out
-    assert "создано 240, обновлено 0, без изменений 0, отключено 0" in out
+    assert "создано 48, обновлено 0, без изменений 0, отключено 0" in out
     entries = Entry.objects.filter(bot=bot)
-    assert entries.count() == 240 and entries.filter(kind="chunk", active=True).count() == 240
+    assert entries.count() == 48 and entries.filter(kind="chunk", active=True).count() == 48
     sample = entries.get(key="a00p00")
     assert (sample.title, sample.url) == ("Super Bowl 50", "/xquad/a00p00/")
     assert sample.source is not None and sample.source.title == "passages.jsonl"
@@ -48,8 +48,8 @@ def test_xquad_passages_load_once_and_a_second_run_changes_nothing(bot, capsys):
     call_command("loadpassages", "demo", str(XQUAD), "--no-embed")
     second = time.monotonic() - started
 
-    assert "создано 0, обновлено 0, без изменений 240, отключено 0" in capsys.readouterr().out
-    assert Entry.objects.filter(bot=bot).count() == 240
+    assert "создано 0, обновлено 0, без изменений 48, отключено 0" in capsys.readouterr().out
+    assert Entry.objects.filter(bot=bot).count() == 48
     assert sample.history.count() == 1
     print(f"loadpassages xquad-ru: first run {first:.2f} s, second run {second:.2f} s")
 
