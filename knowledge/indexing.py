@@ -160,12 +160,20 @@ def embeddings_reset(*, bot_id: int) -> int:
     return Entry.objects.filter(bot_id=bot_id).update(embedding=None, embedding_model="")
 
 
+LEXICON_LOCK = 7311  # pg_advisory_xact_lock(LEXICON_LOCK, bot_id): one lexicon writer per bot at a time
+
+
 def lexicon_refresh(*, bot_id: int) -> int:
     """Rebuild the bot's lexicon (lexeme -> number of active entries containing it) that search
     uses for IDF weights and typo correction; returns the number of lexemes. One statement over
     the stored tsvectors, so it costs seconds even at 100k entries; it runs after each embedding
-    pass because every content change ends with one. A stale lexicon only shifts weights a little."""
+    pass because every content change ends with one. A stale lexicon only shifts weights a little.
+
+    Rebuilds of one bot are serialised (a transaction-level advisory lock, also taken by
+    `lexicon_adjust`): a crawl refreshes the lexicon while the embed queue's pass refreshes it too,
+    and two delete-then-insert rebuilds side by side would insert the same lexeme twice."""
     with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [LEXICON_LOCK, bot_id])
         cursor.execute("DELETE FROM knowledge_lexeme WHERE bot_id = %s", [bot_id])
         cursor.execute(
             "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
@@ -189,7 +197,9 @@ def lexicon_adjust(*, entry_id: int, delta: int) -> None:
     """Count one entry's lexemes in (+1) or out (-1) of its bot's lexicon at once, without the full
     rebuild: an owner's answer must be found by its words on the next message, and a rebuild costs
     seconds at 100k entries. The next `lexicon_refresh` recomputes the exact figures anyway."""
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, bot_id::int) FROM knowledge_entry WHERE id = %s",
+                       [LEXICON_LOCK, entry_id])
         cursor.execute(
             "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
             "SELECT e.bot_id, w.word, greatest(%s, 0) FROM knowledge_entry e, "

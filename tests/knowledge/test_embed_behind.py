@@ -81,3 +81,36 @@ def test_a_pass_gives_way_while_another_holds_the_bot_then_embeds_everything(sho
     assert cache.get(indexing._lock_key(bot.pk)) is None
     results = search_entries(bot, "Сколько стоит доставка курьером по Москве?")
     assert results[0].components["embedded"] == 1.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lexicon_rebuilds_side_by_side_do_not_collide(shop_site, run_crawl, bot):
+    """A crawl refreshes the lexicon while the embed queue's pass does too: one waits for the other."""
+    import threading
+
+    from django.db import connection
+
+    from knowledge.models import Lexeme
+
+    fill_shop(shop_site)
+    run_crawl()
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def rebuild() -> None:
+        try:
+            start.wait()
+            for _ in range(5):
+                indexing.lexicon_refresh(bot_id=bot.pk)
+        except BaseException as exc:  # the test reports any failure
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=rebuild) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Lexeme.objects.filter(bot=bot, lexeme="доставк").exists()
