@@ -52,6 +52,11 @@ INSTALLED_APPS = [
     "assistant.inbox",
     "review",
     "feedback",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from STATIC_URL (no CDN)
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -322,3 +327,33 @@ CELERY_BEAT_SCHEDULE |= {
 CELERY_TIMEZONE = TIME_ZONE
 # A conversation without a new message for this long has ended as far as its outcome goes (minutes).
 FEEDBACK_IDLE_MINUTES = env_int("FEEDBACK_IDLE_MINUTES", 30)
+
+# --- REST API (api/, docs/api.md): per-bot keys, limits per key counted in Redis ---
+API_RATE = env_str("API_RATE", "600/min")  # requests per key
+API_ASK_RATE = env_str("API_ASK_RATE", "60/min")  # ask/ calls per key (each runs the answer chain)
+API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", 2 * 1024 * 1024)
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.authentication.HasApiKey"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"api": API_RATE, "api_ask": API_ASK_RATE},
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.IdCursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "api.problems.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "STRICT_JSON": True,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Spravka API",
+    "DESCRIPTION": "Знания, разговоры и ответы бота. Ключ: Authorization: Bearer <ключ>. Подробно: docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}

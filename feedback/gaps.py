@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
 
@@ -145,3 +145,8 @@ def trend_word(trend: list[int]) -> str:
     if len(trend) < 2 or trend[-1] == trend[-2]:
         return "="
     return "↑" if trend[-1] > trend[-2] else "↓"
+
+
+def gaps_of(*, bot: Bot) -> QuerySet[Gap]:
+    """The bot's gaps in every status, for the REST API (which pages and filters them)."""
+    return Gap.objects.filter(bot=bot)

@@ -113,3 +113,26 @@ class EntryVersionNotFound(KnowledgeError):
 
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.1f}".replace(".", ",")
+
+
+class EntryInvalid(KnowledgeError):
+    """An entry typed by a person or sent by another system that cannot be stored; nothing was saved.
+    `.problems` maps a field name to what is wrong with it."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__("Запись не сохранена: " + "; ".join(problems.values()) + ".")
+        self.problems = problems
+
+
+class EntryConflict(KnowledgeError):
+    """The question is already in the bot's knowledge: the existing pair is changed, not doubled."""
+
+    def __init__(self, existing_id: int) -> None:
+        super().__init__(
+            f"Такой вопрос уже есть в знаниях: запись №{existing_id}. Измените её, а не добавляйте вторую."
+        )
+        self.existing_id = existing_id
+
+
+class SourceInvalid(KnowledgeError):
+    """A source that cannot be added or crawled as asked; nothing was saved."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
@@ -313,3 +314,18 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
         )
         for row in rows
     ]
+
+
+# The JSON of `manage.py search --json` and of the REST API's search/: a contract scripts parse.
+def result_dict(result: SearchResult) -> dict[str, Any]:
+    return {
+        "entry_id": result.entry_id, "url": result.url, "title": result.title, "score": result.score,
+        "kind": result.kind, "review_needed": result.review_needed, "components": result.components,
+    }
+
+
+def answer_dict(bot: Bot, question: str, results: list[SearchResult]) -> dict[str, Any]:
+    return {
+        "question": question, "answerable": is_match(bot, results),
+        "results": [result_dict(r) for r in results],
+    }

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
 
 from assistant.bots.models import Bot
-from knowledge.models import Entry
+from knowledge.models import CrawlRun, Entry, Source
 from knowledge.services import OWNER_ANSWERS_KINDS
 
 
@@ -45,3 +48,34 @@ def owner_answer(*, bot: Bot, key: str) -> Entry | None:
     if not key or len(key) > 500:
         return None
     return Entry.objects.filter(bot=bot, key=key, active=True, kind__in=OWNER_ANSWERS_KINDS).first()
+
+
+# --- for the REST API: querysets it pages through, always of one bot ------------------------------
+
+ENTRY_API_FIELDS = ("pk", "bot_id", "kind", "title", "text", "url", "weight", "active", "review_needed",
+                    "created_at", "updated_at")
+
+
+def entries_of(*, bot: Bot) -> QuerySet[Entry]:
+    """The bot's entries without their vectors (a vector is 1.5 KB a row, and no reader shows it)."""
+    return Entry.objects.filter(bot=bot).only(*ENTRY_API_FIELDS)
+
+
+def entry_versions(*, entry: Entry) -> QuerySet[Any]:
+    """Every version of one entry, newest first (django-simple-history's rows)."""
+    return entry.history.all().order_by("-history_id")
+
+
+def sources_of(*, bot: Bot) -> QuerySet[Source]:
+    return Source.objects.filter(bot=bot)
+
+
+def crawl_runs(*, bot: Bot, run_ids: Iterable[int]) -> dict[int, CrawlRun]:
+    return {run.pk: run for run in CrawlRun.objects.filter(bot=bot, pk__in=list(run_ids))}
+
+
+def latest_run_ids(*, sources: Iterable[Source]) -> dict[int, int]:
+    """{source id: its newest crawl run's id}, in one query."""
+    rows = (CrawlRun.objects.filter(source__in=list(sources)).order_by("source_id", "-started_at", "-id")
+            .distinct("source_id").values_list("source_id", "pk"))
+    return dict(rows)

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from assistant.bots.models import Bot
 from assistant.validators import validate_link, validate_web_url
-from knowledge.models import Entry, Page, Source
+from knowledge.models import CrawlRun, Entry, Page, Source
 
 Outcome = Literal["created", "updated", "unchanged"]
 
@@ -217,3 +217,223 @@ def entries_review_restore(*, bot: Bot, flags: Iterable[tuple[int, bool]], reaso
             entry.save(update_fields=["review_needed", "updated_at"])
             restored += 1
     return restored
+
+
+# --- entries written one by one: the REST API (and any form that edits a single entry) --------------
+
+API_SOURCE_TITLE = "Записи через API"
+CREATABLE_KINDS = frozenset({Entry.Kind.QA, Entry.Kind.CHUNK})
+EDITABLE_FIELDS = ("title", "text", "url", "weight", "active")
+TITLE_MAX = 1000
+TEXT_MAX = 20000
+
+
+def entry_problems(*, kind: str, title: str, text: str, url: str, weight: float) -> dict[str, str]:
+    """What is wrong with an entry's content, by field, in words for the owner; empty when nothing."""
+    from django.core.exceptions import ValidationError
+
+    problems: dict[str, str] = {}
+    if kind == Entry.Kind.QA and not title.strip():
+        problems["title"] = "у пары «вопрос — ответ» нужен вопрос (title)"
+    elif len(title) > TITLE_MAX:
+        problems["title"] = f"заголовок длиннее {TITLE_MAX} символов"
+    limit = 5000 if kind == Entry.Kind.QA else TEXT_MAX
+    if not text.strip():
+        problems["text"] = "пустой текст"
+    elif len(text) > limit:
+        problems["text"] = f"текст длиннее {limit} символов (сейчас {len(text)})"
+    if not 0.0 <= weight <= 1.0:
+        problems["weight"] = "вес должен быть от 0 до 1"
+    try:
+        validate_link(url)
+    except ValidationError as exc:
+        problems["url"] = " ".join(exc.messages)
+    for name, value in (("title", title), ("text", text), ("url", url)):
+        if "\x00" in value or any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+            problems[name] = "недопустимые символы (NUL или половина суррогатной пары)"
+    return problems
+
+
+def _embed_into(entry: Entry) -> None:
+    """Put the entry's vector on the row before it is saved: searchable by meaning at once."""
+    from knowledge.embeddings import get_embedder
+    from knowledge.indexing import passage_text
+
+    embedder = get_embedder()
+    entry.embedding, entry.embedding_model = embedder.passages([passage_text(entry)])[0].tolist(), embedder.key
+
+
+def _qa_key_free(*, entry: Entry) -> None:
+    from knowledge.exceptions import EntryConflict
+
+    twin = Entry.objects.filter(bot_id=entry.bot_id, source_id=entry.source_id, key=entry.key).exclude(pk=entry.pk)
+    twin_id = twin.values_list("pk", flat=True).first()
+    if twin_id is not None:
+        raise EntryConflict(twin_id)
+
+
+def entry_create(
+    *, bot: Bot, kind: str, title: str, text: str, url: str = "", weight: float | None = None,
+    active: bool = True, reason: str = "",
+) -> Entry:
+    """One entry from a person or another system, searchable at once (vector and lexicon written with
+    it). A Q/A pair joins the bot's typed pairs, keyed by its question: the same question again is
+    an `EntryConflict` naming the existing entry, never a twin. Anything wrong: `EntryInvalid`,
+    nothing saved."""
+    from knowledge.exceptions import EntryInvalid
+    from knowledge.importing import QA_SOURCE_TITLE, question_key
+    from knowledge.indexing import lexicon_adjust
+
+    if kind not in CREATABLE_KINDS:
+        raise EntryInvalid({"kind": "через API создаются записи вида qa (вопрос-ответ) или chunk (фрагмент)"})
+    weight = DEFAULT_WEIGHT[Entry.Kind(kind)] if weight is None else weight
+    problems = entry_problems(kind=kind, title=title, text=text, url=url, weight=weight)
+    if problems:
+        raise EntryInvalid(problems)
+    with transaction.atomic():
+        source_title = QA_SOURCE_TITLE if kind == Entry.Kind.QA else API_SOURCE_TITLE
+        source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.MANUAL, title=source_title)
+        entry = Entry(
+            bot=bot, source=source, kind=kind, key=question_key(title) if kind == Entry.Kind.QA else "",
+            title=title, text=text, url=url, weight=weight, active=active,
+            content_hash=content_hash(kind, title, "", text, url, weight),
+        )
+        if entry.key:
+            _qa_key_free(entry=entry)
+        _embed_into(entry)
+        if reason:
+            entry._change_reason = reason[:100]  # type: ignore[attr-defined]
+        entry.save()
+        if entry.active:
+            lexicon_adjust(entry_id=entry.pk, delta=1)
+    return entry
+
+
+def entry_edit(*, entry: Entry, changes: dict[str, object], reason: str = "") -> Entry:
+    """Change some of EDITABLE_FIELDS of one entry, as one new version. New wording gets a new vector
+    at once and answers a review flag (as an edit in the admin does); switching it off or on counts
+    its words out of or into the bot's lexicon. `active: False` is how an entry is removed: kept,
+    versioned, restorable."""
+    from knowledge.exceptions import EntryInvalid
+    from knowledge.importing import question_key
+    from knowledge.indexing import lexicon_adjust, passage_text
+
+    unknown = set(changes) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise EntryInvalid({name: f"поле {name} не меняется" for name in sorted(unknown)})
+    with transaction.atomic():
+        current = Entry.objects.select_for_update().get(pk=entry.pk)
+        was_active, passage_before, old_title = current.active, passage_text(current), current.title
+        for name, value in changes.items():
+            setattr(current, name, value)
+        problems = entry_problems(
+            kind=current.kind, title=current.title, text=current.text, url=current.url, weight=current.weight
+        )
+        if problems:
+            raise EntryInvalid(problems)
+        fields = [*EDITABLE_FIELDS, "content_hash", "updated_at"]
+        if current.kind == Entry.Kind.QA and current.key and current.key == question_key(old_title):
+            current.key = question_key(current.title)
+            _qa_key_free(entry=current)
+            fields.append("key")
+        reworded = passage_text(current) != passage_before
+        if was_active and (reworded or not current.active):
+            lexicon_adjust(entry_id=current.pk, delta=-1)  # counts the stored (old) words out
+        if reworded or (current.active and not current.embedding_model):
+            _embed_into(current)
+            fields += ["embedding", "embedding_model"]
+        if reworded:
+            current.review_needed = False
+            fields.append("review_needed")
+        current.content_hash = content_hash(
+            current.kind, current.title, current.heading_path, current.text, current.url, current.weight
+        )
+        if reason:
+            current._change_reason = reason[:100]  # type: ignore[attr-defined]
+        current.save(update_fields=fields)
+        if current.active and (reworded or not was_active):
+            lexicon_adjust(entry_id=current.pk, delta=1)
+    return current
+
+
+def entry_restore_version(*, entry: Entry, history_id: int) -> Entry:
+    """Revert to an old version (knowledge.versions.entry_revert, itself a new version) and make the
+    result searchable at once: its vector and its words in the lexicon."""
+    from knowledge.indexing import lexicon_adjust
+    from knowledge.versions import entry_revert
+
+    with transaction.atomic():
+        was_active = Entry.objects.select_for_update().filter(pk=entry.pk).values_list("active", flat=True).get()
+        if was_active:
+            lexicon_adjust(entry_id=entry.pk, delta=-1)
+        current = entry_revert(entry=entry, history_id=history_id)
+        if not current.embedding_model and current.active:
+            _embed_into(current)
+            # A plain UPDATE: the vector is not content, and must not make a version of its own.
+            Entry.objects.filter(pk=current.pk).update(
+                embedding=current.embedding, embedding_model=current.embedding_model
+            )
+        if current.active:
+            lexicon_adjust(entry_id=current.pk, delta=1)
+    return current
+
+
+# --- sources added by a person or another system -------------------------------------------------
+
+CRAWLABLE_KINDS = frozenset({Source.Kind.SITE, Source.Kind.SITEMAP})
+
+
+def source_create(
+    *, bot: Bot, kind: str, url: str, title: str = "", max_pages: int | None = None,
+    recrawl_hours: int | None = None,
+) -> Source:
+    """A site or a sitemap to crawl. The same address twice is refused (naming the existing
+    source); the crawl itself starts with `source_crawl`."""
+    from django.conf import settings
+    from django.core.exceptions import ValidationError
+
+    from knowledge.exceptions import SourceInvalid
+
+    if kind not in CRAWLABLE_KINDS:
+        raise SourceInvalid("Добавить можно сайт (site) или карту сайта (sitemap); документы — через загрузку файла.")
+    try:
+        validate_web_url(url)
+    except ValidationError as exc:
+        raise SourceInvalid(" ".join(exc.messages)) from exc
+    if not url:
+        raise SourceInvalid("Укажите адрес сайта или карты сайта: https://…")
+    limit = settings.CRAWL_MAX_PAGES
+    if max_pages is not None and not 1 <= max_pages <= limit:
+        raise SourceInvalid(f"Предел страниц — от 1 до {limit}.")
+    if recrawl_hours is not None and not 1 <= recrawl_hours <= 24 * 365:
+        raise SourceInvalid("Обходить можно не чаще раза в час и не реже раза в год (recrawl_hours от 1 до 8760).")
+    with transaction.atomic():
+        existing = Source.objects.filter(bot=bot, kind=kind, url=url).values_list("pk", flat=True).first()
+        if existing is not None:
+            raise SourceInvalid(f"Этот адрес уже есть в источниках бота: источник №{existing}.")
+        return Source.objects.create(
+            bot=bot, kind=kind, url=url, title=title.strip()[:300] or url[:300],
+            max_pages=max_pages if max_pages is not None else min(500, limit), recrawl_hours=recrawl_hours,
+        )
+
+
+def source_crawl(*, source: Source) -> CrawlRun:
+    """Start crawling a site or sitemap source (the task is sent after commit). A source whose
+    crawl is still going is refused: two crawls of one site would race on its pages."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from knowledge.crawler import ACTIVE_STATUSES, crawl_start
+    from knowledge.exceptions import SourceInvalid
+
+    if source.kind not in CRAWLABLE_KINDS:
+        raise SourceInvalid("Обходятся только сайты и карты сайтов; документ загрузите заново.")
+    with transaction.atomic():
+        Source.objects.select_for_update().filter(pk=source.pk).first()
+        live = CrawlRun.objects.filter(
+            source=source, status__in=ACTIVE_STATUSES, started_at__gt=timezone.now() - timedelta(hours=6)
+        ).values_list("pk", flat=True).first()
+        if live is not None:
+            raise SourceInvalid(f"Обход этого источника уже идёт (обход №{live}); дождитесь его окончания.")
+        return crawl_start(source=source)

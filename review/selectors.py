@@ -171,3 +171,8 @@ def labels_by_week(*, bot: Bot, since: datetime) -> dict[date, tuple[int, int]]:
 
 def pending_count(*, bot: Bot) -> int:
     return ReviewItem.objects.filter(bot=bot, status=ReviewItem.Status.PENDING).count()
+
+
+def review_items_of(*, bot: Bot) -> QuerySet[ReviewItem]:
+    """The bot's review items, decided ones included, for the REST API (which pages and filters them)."""
+    return ReviewItem.objects.filter(bot=bot).select_related("message")

@@ -3,17 +3,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.db import models
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot
+from assistant.bots.apikeys import api_key_create, api_key_revoke
 from assistant.bots.forms import BotForm
-from assistant.bots.models import Bot, Holiday, Membership, OpeningHours
+from assistant.bots.models import ApiKey, Bot, Holiday, Membership, OpeningHours
 from assistant.bots.services import user_staff_sync
 
 
@@ -114,3 +116,67 @@ class BotAdmin(BotScopedAdmin):
         src = f"{settings.SPRAVKA_PUBLIC_URL}/static/assistant/widget.js"
         snippet = f'<script src="{src}" data-bot="{obj.public_key}" async></script>'
         return format_html("<code>{}</code>", snippet)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(BotScopedAdmin):
+    """Keys for the REST API, by the bot's owners only (operators never reach the admin; the scoping
+    lists owned bots only). A key is shown once, on the page right after it is made; it is revoked,
+    never deleted, so the record of who used the API stays."""
+
+    list_display = ["name", "bot", "key_start", "created_at", "last_used_at", "state"]
+    list_filter = ["bot"]
+    list_select_related = ["bot"]
+    search_fields = ["name", "prefix"]
+    actions = ["revoke"]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is None:
+            return ["bot", "name"]
+        return ["bot", "name", "key_start", "created_by", "created_at", "last_used_at", "revoked_at", "revoked_by"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is None:
+            return []
+        return ["bot", "key_start", "created_by", "created_at", "last_used_at", "revoked_at", "revoked_by"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description=_("Ключ"))
+    def key_start(self, obj: ApiKey) -> str:
+        return f"spr_{obj.prefix}_…"
+
+    @admin.display(description=_("Состояние"))
+    def state(self, obj: ApiKey) -> str:
+        return str(_("действует") if obj.active else _("отозван"))
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        if change:
+            obj.save(update_fields=["name"])
+            return
+        row, key = api_key_create(bot=obj.bot, name=obj.name, user=request.user)
+        obj.pk, obj.prefix, obj.key_hash, obj.created_at = row.pk, row.prefix, row.key_hash, row.created_at
+        request.__dict__["_spravka_new_api_key"] = key
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        """The one time the key is shown: a page of its own, never a message stored in a cookie."""
+        key = request.__dict__.get("_spravka_new_api_key")
+        if not key:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request), "opts": self.opts, "key": key, "row": obj,
+            "title": _("Ключ API создан"), "api_url": f"{settings.SPRAVKA_PUBLIC_URL}/api/v1/",
+        }
+        response = TemplateResponse(request, "admin/bots/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description=_("Отозвать выбранные ключи"))
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        revoked = 0
+        for row in queryset.select_related("bot"):
+            if row.revoked_at is None:
+                api_key_revoke(bot=row.bot, prefix=row.prefix, user=request.user)
+                revoked += 1
+        self.message_user(request, _("Отозвано ключей: %d") % revoked, messages.SUCCESS)

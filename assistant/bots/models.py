@@ -189,3 +189,37 @@ class Holiday(models.Model):
 
     def __str__(self) -> str:
         return f"{self.date:%d.%m.%Y} {self.name}".strip()
+
+
+class ApiKey(models.Model):
+    """A key another system uses for the bot's REST API (/api/v1/). Only a hash of the key is stored:
+    the key itself is shown once, when it is made, and cannot be read back. `prefix` (public, in
+    the key) finds the row; the hash proves the rest. Revoked keys are kept, for the record."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="api_keys", verbose_name=_("бот"))
+    name = models.CharField(_("название"), max_length=100, help_text=_("Для кого ключ, например «1С» или «CRM»."))
+    prefix = models.CharField(_("начало ключа"), max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("кто создал"), editable=False,
+    )
+    created_at = models.DateTimeField(_("создан"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("последний запрос"), null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(_("отозван"), null=True, blank=True, editable=False)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("кто отозвал"), editable=False,
+    )
+
+    class Meta:
+        verbose_name = _("ключ API")
+        verbose_name_plural = _("ключи API")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None

@@ -375,3 +375,19 @@ def conversation_facts(*, bot: Bot, updated_before: datetime, updated_after: dat
 
 def message_by_id(*, bot_id: int, message_id: int) -> Message | None:
     return Message.objects.filter(pk=message_id, bot_id=bot_id).first()
+
+
+# --- for the REST API: one bot's conversations, messages and leads --------------------------------
+
+
+def conversations_of(*, bot: Bot) -> QuerySet[Conversation]:
+    return Conversation.objects.filter(bot=bot)
+
+
+def conversation_messages(*, conversation: Conversation) -> list[Message]:
+    """The whole transcript, oldest first."""
+    return list(Message.objects.filter(bot_id=conversation.bot_id, conversation=conversation).order_by("id"))
+
+
+def leads_of(*, bot: Bot) -> QuerySet[Lead]:
+    return Lead.objects.filter(bot=bot)

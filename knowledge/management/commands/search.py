@@ -17,21 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.models import Bot
 from assistant.bots.selectors import bot_by_slug
-from knowledge.search import SearchResult, is_match, search_entries
-
-
-def result_dict(result: SearchResult) -> dict[str, Any]:
-    return {
-        "entry_id": result.entry_id, "url": result.url, "title": result.title, "score": result.score,
-        "kind": result.kind, "review_needed": result.review_needed, "components": result.components,
-    }
-
-
-def answer_dict(bot: Bot, question: str, results: list[SearchResult]) -> dict[str, Any]:
-    return {
-        "question": question, "answerable": is_match(bot, results),
-        "results": [result_dict(r) for r in results],
-    }
+from knowledge.search import SearchResult, answer_dict, is_match, search_entries
 
 
 class Command(BaseCommand):

@@ -1,9 +1,8 @@
 """`manage.py ask SLUG "вопрос" [--json]`: ask a bot one question from the command line, through
 the same services and answer chain a visitor's widget uses.
 
-The --json output is a contract (scripts and evaluations read it): exactly the keys
-text, links [{url, title}], buttons [{id, label}], intent, source (entry id or null),
-flags {low_confidence, unanswered, friction, escalation}, timings {rules, search, llm, total} in ms.
+The --json output is a contract (scripts, evaluations and the REST API's ask/ share it): see
+assistant/chat/contracts.py.
 """
 
 from __future__ import annotations
@@ -15,23 +14,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.selectors import bot_by_slug
+from assistant.chat.contracts import reply_json
 from assistant.chat.exceptions import ChatError
-from assistant.chat.models import Message
 from assistant.chat.services import conversation_ask_once
-
-FLAG_NAMES = ("low_confidence", "unanswered", "friction", "escalation")
-
-
-def reply_json(reply: Message) -> dict[str, Any]:
-    return {
-        "text": reply.text,
-        "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in reply.links],
-        "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in reply.buttons],
-        "intent": reply.intent,
-        "source": reply.source_entry_id,
-        "flags": {name: reply.flag(name) for name in FLAG_NAMES},
-        "timings": dict((reply.llm_meta or {}).get("timings", {})),
-    }
 
 
 class Command(BaseCommand):

@@ -1,0 +1,24 @@
+"""JSON shapes of a bot reply that other programs rely on: `manage.py ask --json` prints it and the
+REST API's ask/ returns it. Exactly the keys text, links [{url, title}], buttons [{id, label}],
+intent, source (entry id or null), flags {low_confidence, unanswered, friction, escalation},
+timings {rules, search, llm, total} in ms. Add keys only with care: scripts compare them."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from assistant.chat.models import Message
+
+FLAG_NAMES: Final = ("low_confidence", "unanswered", "friction", "escalation")
+
+
+def reply_json(reply: Message) -> dict[str, Any]:
+    return {
+        "text": reply.text,
+        "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in reply.links],
+        "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in reply.buttons],
+        "intent": reply.intent,
+        "source": reply.source_entry_id,
+        "flags": {name: reply.flag(name) for name in FLAG_NAMES},
+        "timings": dict((reply.llm_meta or {}).get("timings", {})),
+    }
