@@ -23,7 +23,10 @@ class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[AnonymousUser, ApiKey] | None:
         """The key is `request.auth`; `request.user` stays anonymous: no person is signed in (and the
         version history, which records the signed-in person, records the key as the change's reason)."""
-        header = get_authorization_header(request)
+        try:
+            header = get_authorization_header(request)
+        except UnicodeEncodeError as exc:  # a header that is not Latin-1 (a key typed in Cyrillic)
+            raise exceptions.AuthenticationFailed(_("Ключ API неверен или отозван.")) from exc
         if not header:
             return None
         if len(header) > MAX_HEADER:

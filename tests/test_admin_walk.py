@@ -31,7 +31,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from assistant.bots.admin_scoping import BotScopedAdmin
-from assistant.bots.models import Bot, Membership
+from assistant.bots.apikeys import api_key_create
+from assistant.bots.models import ApiKey, Bot, Membership
 from assistant.bots.services import membership_add
 from assistant.chat import services as chat_services
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
@@ -132,6 +133,10 @@ def _gap(t: str, bot: Bot) -> Gap:
     return Gap.objects.create(bot=bot, title=marker(t, Gap), count=1, first_seen=now, last_seen=now)
 
 
+def _apikey(t: str, bot: Bot) -> ApiKey:
+    return api_key_create(bot=bot, name=marker(t, ApiKey))[0]
+
+
 def _outcome(t: str, bot: Bot) -> Outcome:
     return Outcome.objects.create(bot=bot, conversation=bot.conversations.get(), kind="answered",
                                   started_at=timezone.now())
@@ -142,6 +147,7 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
     RunEvent: _runevent, BotLLMSettings: _llm_settings, Conversation: _conversation, Lead: _lead,
     WebhookDelivery: _webhook, ReviewItem: _review_item, Correction: _correction, Gap: _gap, Outcome: _outcome,
+    ApiKey: _apikey,
 }
 
 
