@@ -15,6 +15,13 @@ CACHE_PREFIX = "api:throttle"
 
 class ApiKeyRateThrottle(SimpleRateThrottle):
     scope = "api"
+    setting = "API_RATE"
+
+    def get_rate(self) -> str:
+        """Read at each request (not frozen at import as DRF's table is): settings.API_RATE, API_ASK_RATE."""
+        from django.conf import settings
+
+        return str(getattr(settings, self.setting))
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
         key = request.auth
@@ -25,3 +32,4 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
 
 class AskRateThrottle(ApiKeyRateThrottle):
     scope = "api_ask"
+    setting = "API_ASK_RATE"

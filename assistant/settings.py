@@ -336,7 +336,6 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["api.authentication.HasApiKey"],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api": API_RATE, "api_ask": API_ASK_RATE},
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.IdCursorPagination",
