@@ -61,7 +61,7 @@ def request_bot(request: Request) -> Bot:
     return key.bot
 
 
-class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = "api.authentication.ApiKeyAuthentication"
     name = "ApiKey"
 

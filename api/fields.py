@@ -46,7 +46,7 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, and read-only fields sent with a value other than theirs."""
 
     def to_internal_value(self, data: Any) -> Any:

@@ -121,8 +121,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     else:
         raw = getattr(exc, "detail", "")
         detail = str(raw if not isinstance(raw, dict | list) else _summary(_errors(raw, in_query=False)))
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        extra["retry_after"] = int(exc.wait + 0.999)
+    wait = getattr(exc, "wait", None)
+    if isinstance(exc, exceptions.Throttled) and wait is not None:
+        extra["retry_after"] = int(wait + 0.999)
     response.data = problem(response.status_code, detail, instance, **extra)
     response.content_type = CONTENT_TYPE
     return response

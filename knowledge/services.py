@@ -266,7 +266,7 @@ def _embed_into(entry: Entry) -> None:
 def _qa_key_free(*, entry: Entry) -> None:
     from knowledge.exceptions import EntryConflict
 
-    twin = Entry.objects.filter(bot_id=entry.bot_id, source_id=entry.source_id, key=entry.key).exclude(pk=entry.pk)
+    twin = Entry.objects.filter(bot_id=entry.bot_id, source=entry.source, key=entry.key).exclude(pk=entry.pk)
     twin_id = twin.values_list("pk", flat=True).first()
     if twin_id is not None:
         raise EntryConflict(twin_id)

@@ -8,7 +8,7 @@ from api.authentication import request_bot
 from assistant.bots.models import ApiKey, Bot
 
 
-class BotScopedViewSet(viewsets.GenericViewSet):  # type: ignore[type-arg]
+class BotScopedViewSet(viewsets.GenericViewSet):
     """Every queryset of a view comes from `get_queryset`, which starts from the key's bot: another
     bot's id is not in it and answers 404 exactly like an id that does not exist. Ids are digits of
     a bigint: anything else names no resource (404, not a database error)."""

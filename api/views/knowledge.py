@@ -103,7 +103,7 @@ class DocumentViewSet(BotScopedViewSet):
         return Response(ImportResultSerializer(data).data, status=status.HTTP_201_CREATED)
 
 
-class SearchQuery(serializers.Serializer):  # type: ignore[type-arg]
+class SearchQuery(serializers.Serializer):
     q = serializers.CharField(max_length=MAX_QUESTION_CHARS)
     k = serializers.IntegerField(min_value=1, max_value=50, default=5)
 

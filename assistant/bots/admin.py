@@ -130,12 +130,12 @@ class ApiKeyAdmin(BotScopedAdmin):
     search_fields = ["name", "prefix"]
     actions = ["revoke"]
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
             return ["bot", "name"]
         return ["bot", "name", "key_start", "created_by", "created_at", "last_used_at", "revoked_at", "revoked_by"]
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
             return []
         return ["bot", "key_start", "created_by", "created_at", "last_used_at", "revoked_at", "revoked_by"]

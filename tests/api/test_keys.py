@@ -73,7 +73,9 @@ def test_an_owner_makes_a_key_in_the_admin_and_sees_it_once(client, owner, bot):
     client.force_login(owner)
     response = client.post("/admin/bots/apikey/add/", {"bot": bot.pk, "name": "Склад"})
     assert response.status_code == 200 and "no-store" in response["Cache-Control"]
-    key = KEY.search(response.content.decode()).group(0)
+    found = KEY.search(response.content.decode())
+    assert found is not None
+    key = found.group(0)
     assert client_for(key).get("/api/v1/entries/").status_code == 200
     row = ApiKey.objects.get(bot=bot, name="Склад")
     assert row.created_by == owner
