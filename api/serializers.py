@@ -100,6 +100,8 @@ class ImportResultSerializer(serializers.Serializer):
 
 class AskSerializer(StrictSerializer):
     question = StrictCharField(max_length=MAX_QUESTION_CHARS)
+    # false: the chain's answer alone, nothing stored (a probe: no conversation, gap or review item).
+    record = StrictBooleanField(default=True)
 
 
 class MessageSerializer(serializers.Serializer):

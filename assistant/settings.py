@@ -356,3 +356,6 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# --- Members (assistant/bots/members.py): invitation links expire after this many days ---
+INVITE_MAX_AGE_DAYS = env_int("INVITE_MAX_AGE_DAYS", 7)

@@ -26,7 +26,8 @@ from api.serializers import (
 )
 from api.throttling import ApiKeyRateThrottle, AskRateThrottle
 from api.views.base import BotScopedViewSet
-from assistant.chat.contracts import reply_json
+from assistant.chat import pipeline
+from assistant.chat.contracts import chain_reply_json, reply_json
 from assistant.chat.exceptions import ChatError
 from assistant.chat.frames import MAX_QUESTION_CHARS
 from assistant.chat.services import conversation_ask_once
@@ -128,14 +129,18 @@ class AskViewSet(BotScopedViewSet):
 
     @extend_schema(request=AskSerializer, responses={200: OpenApiTypes.OBJECT},
                    description="Ответ бота, как `manage.py ask --json`: text, links, buttons, intent, source, "
-                               "flags, timings. Каждый вопрос — отдельный разговор (он виден в conversations/).")
+                               "flags, timings. Каждый вопрос — отдельный разговор (он виден в conversations/); "
+                               "с record=false — только ответ цепочки, ничего не сохраняется.")
     def create(self, request: Request) -> Response:
         serializer = AskSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        question = serializer.validated_data["question"]
+        if not serializer.validated_data["record"]:
+            return Response(chain_reply_json(pipeline.answer(bot=self.bot, text=question, history=[])))
         key = request.auth
         visitor = f"api:{getattr(key, 'prefix', 'key')}:{uuid.uuid4().hex[:16]}"
         try:
-            reply = conversation_ask_once(bot=self.bot, text=serializer.validated_data["question"], visitor_id=visitor)
+            reply = conversation_ask_once(bot=self.bot, text=question, visitor_id=visitor)
         except ChatError as exc:
             raise serializers.ValidationError({"question": [exc.message_in(self.bot.language)]}) from exc
         if reply is None:  # a fresh conversation always gets an answer; say so rather than send nothing

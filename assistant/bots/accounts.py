@@ -22,6 +22,7 @@ from django.urls import path, reverse, reverse_lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from assistant.bots import invites
 from assistant.bots.selectors import inbox_bots
 
 # The operators' inbox (assistant/inbox). Named by its path: this app sits below inbox and
@@ -129,4 +130,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password_change/", PasswordChangeView.as_view(), name="password_change"),
     path("password_change/done/", PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("invite/<str:token>/", invites.accept, name="invite_accept"),
 ]

@@ -7,8 +7,9 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.db import models
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -65,10 +66,11 @@ class BotAdmin(BotScopedAdmin):
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
     search_fields = ["name", "slug", "site_url"]
-    readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at"]
+    readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at", "members_link"]
     inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
     fieldsets = [
-        (None, {"fields": ["name", "slug", "site_url", "language", "answers_in_visitor_language", "timezone"]}),
+        (None, {"fields": ["name", "slug", "site_url", "language", "answers_in_visitor_language", "timezone",
+                           "members_link"]}),
         (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
         (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
         (_("Операторы"), {"fields": [
@@ -110,6 +112,65 @@ class BotAdmin(BotScopedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return bool(getattr(request.user, "is_superuser", False))
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.members_view)
+        return [path("<int:bot_id>/members/", view, name="bots_bot_members"), *super().get_urls()]
+
+    @admin.display(description=_("Участники"))
+    def members_link(self, obj: Bot) -> str:
+        if not obj.pk:
+            return "—"
+        url = reverse("admin:bots_bot_members", args=[obj.pk])
+        return format_html('<a class="button" href="{}">{}</a>', url, _("Владельцы и операторы, приглашения"))
+
+    def members_view(self, request: HttpRequest, bot_id: int) -> HttpResponse:
+        """Owners invite people by e-mail, change roles and remove members (assistant.bots.members);
+        another bot's id is a 404 like a missing one."""
+        bot = self.get_queryset(request).filter(pk=bot_id).first()
+        if bot is None or not may_access_bot(request, bot.pk):
+            raise Http404
+        if request.method == "POST":
+            self._members_action(request, bot)
+            return HttpResponseRedirect(request.path)
+        context = {
+            **self.admin_site.each_context(request), "opts": self.opts, "bot": bot, "title": _("Участники бота"),
+            "memberships": bot.memberships.select_related("user").order_by("role", "user__username"),
+            "invitations": bot.invitations.filter(accepted_at__isnull=True, revoked_at__isnull=True),
+            "roles": Membership.Role.choices, "days": settings.INVITE_MAX_AGE_DAYS,
+        }
+        return TemplateResponse(request, "admin/bots/bot/members.html", context)
+
+    def _members_action(self, request: HttpRequest, bot: Bot) -> None:
+        from assistant.bots import members
+
+        action, post = request.POST.get("action", ""), request.POST
+        try:
+            if action == "invite":
+                invitation, link = members.invitation_create(
+                    bot=bot, email=post.get("email", ""), role=post.get("role", ""), invited_by=request.user)
+                self.message_user(request, format_html(
+                    _("Приглашение отправлено на {}. Ссылка (если письмо не дойдёт, передайте её сами): {}"),
+                    invitation.email, link), messages.SUCCESS)
+            elif action in ("role", "remove"):
+                membership = bot.memberships.select_related("user").filter(pk=_int(post.get("membership"))).first()
+                if membership is None:
+                    raise Http404
+                if action == "role":
+                    members.membership_role_set(membership=membership, role=post.get("role", ""), actor=request.user)
+                else:
+                    members.membership_remove_by(membership=membership, actor=request.user)
+                self.message_user(request, _("Сохранено."), messages.SUCCESS)
+            elif action == "revoke":
+                invitation = bot.invitations.filter(pk=_int(post.get("invitation"))).first()
+                if invitation is None:
+                    raise Http404
+                members.invitation_revoke(invitation=invitation, actor=request.user)
+                self.message_user(request, _("Приглашение отозвано."), messages.SUCCESS)
+            else:
+                raise Http404
+        except members.MembersError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
 
     @admin.display(description=_("Код для сайта"))
     def embed_snippet(self, obj: Bot) -> str:
@@ -180,3 +241,7 @@ class ApiKeyAdmin(BotScopedAdmin):
                 api_key_revoke(bot=row.bot, prefix=row.prefix, user=request.user)
                 revoked += 1
         self.message_user(request, _("Отозвано ключей: %d") % revoked, messages.SUCCESS)
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, str) and value.isdigit() and len(value) <= 18 else None

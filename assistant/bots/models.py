@@ -223,3 +223,36 @@ class ApiKey(models.Model):
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+class Invitation(models.Model):
+    """An invitation to become an owner or operator of a bot, sent by e-mail as a signed link that
+    expires (settings.INVITE_MAX_AGE_DAYS) and works once. The row says who invited whom and what
+    became of it; the link itself is not stored (it is the row's id, signed with SECRET_KEY)."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="invitations", verbose_name=_("бот"))
+    email = models.EmailField(_("e-mail"))
+    role = models.CharField(_("роль"), max_length=16, choices=Membership.Role.choices)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("кто пригласил"),
+    )
+    created_at = models.DateTimeField(_("отправлено"), auto_now_add=True)
+    accepted_at = models.DateTimeField(_("принято"), null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("кто принял"),
+    )
+    revoked_at = models.DateTimeField(_("отозвано"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("приглашение")
+        verbose_name_plural = _("приглашения")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.email} → {self.bot} ({self.role})"
+
+    @property
+    def pending(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from assistant.chat.models import Message
+from assistant.chat.pipeline import Reply
 
 FLAG_NAMES: Final = ("low_confidence", "unanswered", "friction", "escalation")
 
@@ -21,4 +22,19 @@ def reply_json(reply: Message) -> dict[str, Any]:
         "source": reply.source_entry_id,
         "flags": {name: reply.flag(name) for name in FLAG_NAMES},
         "timings": dict((reply.llm_meta or {}).get("timings", {})),
+    }
+
+
+def chain_reply_json(reply: Reply) -> dict[str, Any]:
+    """The same shape for a reply of the chain that was not stored (a question asked without a
+    conversation): what `reply_json` gives for it once stored. Friction needs earlier turns, so a
+    lone question never has it."""
+    return {
+        "text": reply.text,
+        "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in reply.links],
+        "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in reply.buttons],
+        "intent": reply.intent[:32],
+        "source": reply.source_entry_id,
+        "flags": {name: bool(reply.flags.get(name)) for name in FLAG_NAMES},
+        "timings": dict(reply.timings),
     }

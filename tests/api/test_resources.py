@@ -46,6 +46,17 @@ def test_ask_returns_what_the_ask_command_prints(api, knowledge):
     assert set(data["timings"]) == {"rules", "search", "llm", "total"}
 
 
+def test_an_unrecorded_question_gets_the_same_answer_and_leaves_no_trace(api, bot, knowledge):
+    recorded = api.post("/api/v1/ask/", {"question": DELIVERY_QUESTION}, format="json").json()
+    conversations = bot.conversations.count()
+    probe = api.post("/api/v1/ask/", {"question": DELIVERY_QUESTION, "record": False}, format="json").json()
+    assert list(probe) == list(recorded)
+    assert {k: v for k, v in probe.items() if k != "timings"} == {k: v for k, v in recorded.items() if k != "timings"}
+    unknown = api.post("/api/v1/ask/", {"question": UNKNOWN_QUESTION, "record": False}, format="json").json()
+    assert unknown["flags"]["unanswered"] is True and unknown["buttons"][0]["id"] == "operator"
+    assert bot.conversations.count() == conversations
+
+
 def test_an_unanswerable_question_is_an_honest_no_with_the_operator_button(api, knowledge):
     data = api.post("/api/v1/ask/", {"question": UNKNOWN_QUESTION}, format="json").json()
     assert data["source"] is None and data["flags"]["unanswered"] is True
@@ -53,7 +64,7 @@ def test_an_unanswerable_question_is_an_honest_no_with_the_operator_button(api, 
 
 
 @pytest.mark.parametrize("body", [{}, {"question": ""}, {"question": 5}, {"question": "x" * 4001},
-                                  {"question": "Доставка?", "visitor": "v1"}])
+                                  {"question": "Доставка?", "visitor": "v1"}, {"question": "Доставка?", "record": "no"}])
 def test_ask_refuses_bad_bodies_and_starts_no_conversation(api, bot, body):
     response = api.post("/api/v1/ask/", body, format="json")
     assert response.status_code == 400 and response.json()["errors"]

@@ -1,0 +1,213 @@
+"""The REST API's speed: entries list at 1k and 100k entries, and what ask/ adds over the chain.
+
+    python bench/api_speed.py [--sizes 1000 100000] [--requests 300] [--questions 60] [--rounds 2]
+
+Entries list: `GET /api/v1/entries/` (a page of 50) through the whole server stack in-process
+(Django's middleware, DRF, key lookup, the per-key throttle in Redis, cursor pagination, JSON),
+against the same ORM query without the API layer (the page the paginator asks for, 51 rows of
+`knowledge.selectors.entries_of`, ordered by -id), in the same run at the same size. Also the
+page 20 pages deep (followed through `next` cursors) and a filtered page (kind, active).
+
+Ask: `POST /api/v1/ask/` against the chain itself, `pipeline.answer()` called directly, and
+against `conversation_ask_once()` (the service `manage.py ask` and a recorded ask/ call: the chain
+plus the conversation's rows, the review record and the broadcasts); `{"record": false}` calls the
+chain alone, so its baseline is the chain; the recorded call's is the service. Without a model (LLM_PROVIDER=none, the case where the chain is
+fastest and any overhead weighs most). Every mode asks every question, one after another on
+the same question in a rotating order, the query-vector cache emptied before each call (every
+question is embedded, as a new one is), so drift on a shared machine falls on all modes alike.
+
+Bench data: search_speed.py's synthetic entries (real xquad-ru passages re-cut, vectors moved
+between real ones), loaded with COPY into `spravka_bench_api`; the bench bots are deleted at
+the end. Rates are raised for the run (API_RATE, API_ASK_RATE): the throttle still counts every
+request in Redis, it just never refuses one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common
+
+DATABASE = "spravka_bench_api"
+MODEL = "e5-small"
+
+
+def seed_vectors() -> None:
+    """Cache e5 vectors of the real xquad passages (search_speed.source_passages reads them)."""
+    bot = common.bench_bot(f"bench-api-seed-{MODEL}", fresh=True)
+    try:
+        common.load_passages(bot, common.read_jsonl(common.XQUAD / "passages.jsonl"), source_title="xquad")
+        cached, computed = common.embed_bot(bot, MODEL)
+        print(f"  seed vectors: {cached} cached, {computed} computed", file=sys.stderr)
+    finally:
+        common.drop_bot(bot.slug)
+
+
+def build_bots(sizes: list[int]) -> dict[int, Any]:
+    from bench import search_speed
+    from knowledge.indexing import lexicon_refresh
+
+    sources = search_speed.source_passages()
+    bots = {size: common.bench_bot(f"bench-api-{size}", fresh=True) for size in sizes}
+    search_speed.drop_hnsw()
+    try:
+        for size, bot in bots.items():
+            with common.timed(f"COPY {size} rows"):
+                search_speed.copy_entries(bot.pk, search_speed.synthetic_rows(sources, size, seed=size))
+    finally:
+        with common.timed("HNSW build"):
+            search_speed.rebuild_hnsw()
+    for bot in bots.values():
+        lexicon_refresh(bot_id=bot.pk)
+    return bots
+
+
+def ms_each(call: Callable[[], Any], count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def list_rows(size: int, bot: Any, requests: int) -> list[list[Any]]:
+    from django.test import Client
+
+    from assistant.bots.apikeys import api_key_create
+    from knowledge.evaluation import percentile
+    from knowledge.selectors import entries_of
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {api_key_create(bot=bot, name='bench')[1]}")
+
+    def api(url: str) -> Callable[[], Any]:
+        def call() -> None:
+            response = client.get(url)
+            assert response.status_code == 200, response.content[:300]
+            assert len(response.json()["results"]) == 50
+
+        return call
+
+    def orm() -> None:
+        assert len(list(entries_of(bot=bot).order_by("-id")[:51])) == 51
+
+    depth = max(1, min(20, size // 50 - 2))
+    deep = "/api/v1/entries/"
+    for _ in range(depth):
+        deep = client.get(deep).json()["next"]
+    cases = [
+        ("ORM query alone (baseline)", orm),
+        ("GET entries/ (first page)", api("/api/v1/entries/")),
+        (f"GET entries/ page {depth + 1} (cursor)", api(deep)),
+        ("GET entries/?kind=chunk&active=true", api("/api/v1/entries/?kind=chunk&active=true")),
+    ]
+    for _label, call in cases:  # warm: table and index pages in memory, connections open
+        ms_each(call, 20)
+    rows = []
+    baseline_p95 = 0.0
+    for label, call in cases:
+        times = ms_each(call, requests)
+        p95 = percentile(times, 95)
+        baseline_p95 = baseline_p95 or p95
+        rows.append([size, label, len(times), percentile(times, 50), p95, p95 / baseline_p95,
+                     "" if label.startswith("ORM") else ("yes" if p95 <= 50 else "no")])
+    return rows
+
+
+def ask_rows(bot: Any, questions: list[str], rounds: int) -> list[list[Any]]:
+    from django.test import Client, override_settings
+
+    from assistant.bots.apikeys import api_key_create
+    from assistant.chat import pipeline
+    from assistant.chat.services import conversation_ask_once
+    from bench.chain_speed import clear_query_cache
+    from knowledge.evaluation import percentile
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {api_key_create(bot=bot, name='bench-ask')[1]}")
+
+    def api(question: str, record: bool = True) -> None:
+        body = {"question": question, "record": record}
+        response = client.post("/api/v1/ask/", body, content_type="application/json")
+        assert response.status_code == 200, response.content[:300]
+
+    modes: list[tuple[str, Callable[[str], Any]]] = [
+        ("chain: pipeline.answer() (baseline)", lambda q: pipeline.answer(bot=bot, text=q, history=[])),
+        ("conversation_ask_once() (manage.py ask)",
+         lambda q: conversation_ask_once(bot=bot, text=q, visitor_id=f"bench:{uuid.uuid4().hex[:12]}")),
+        ("POST ask/ (recorded, as manage.py ask)", api),
+        ("POST ask/ {record: false}", lambda q: api(q, record=False)),
+    ]
+    samples: dict[str, list[float]] = {label: [] for label, _call in modes}
+    with override_settings(LLM_PROVIDER="none"):
+        for _label, call in modes:  # warm: the embedding model loaded, connections open
+            call(questions[0])
+        for round_ in range(rounds):
+            for index, question in enumerate(questions):
+                # Mode by mode on each question, in a rotating order: drift on a shared machine falls
+                # on every mode alike. Each call embeds the question afresh.
+                shift = (index + round_) % len(modes)
+                for label, call in modes[shift:] + modes[:shift]:
+                    clear_query_cache([question])
+                    started = time.perf_counter()
+                    call(question)
+                    samples[label].append((time.perf_counter() - started) * 1000)
+    chain, service = samples[modes[0][0]], samples[modes[1][0]]
+    # What each API call does without the API layer: record=false is the chain, recorded is the service.
+    baseline = {modes[2][0]: service, modes[3][0]: chain}
+    rows = []
+    for label, _call in modes:
+        times = samples[label]
+        own = baseline.get(label)
+        rows.append([label, len(times), statistics.mean(times), percentile(times, 50), percentile(times, 95),
+                     _over(times, chain), _over(times, own) if own else "",
+                     ("yes" if _over(times, own) <= 5 else "no") if own else ""])
+    return rows
+
+
+def _over(times: list[float], base: list[float]) -> float:
+    """How much longer on average, in %: mean against mean."""
+    return statistics.mean(times) / statistics.mean(base) * 100 - 100
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 100000])
+    parser.add_argument("--requests", type=int, default=300, help="list requests per case")
+    parser.add_argument("--questions", type=int, default=60, help="xquad questions for ask")
+    parser.add_argument("--rounds", type=int, default=2, help="ask: rounds of every mode")
+    parser.add_argument("--database", default=DATABASE)
+    args = parser.parse_args()
+    common.setup_django(args.database)
+    from django.conf import settings
+
+    settings.API_RATE = settings.API_ASK_RATE = "1000000/min"
+    cases = common.read_jsonl(common.XQUAD / "cases.jsonl")
+    questions = [c["question"] for c in cases[:: max(1, len(cases) // args.questions)][: args.questions]]
+    seed_vectors()
+    bots = build_bots(sorted(args.sizes))
+    try:
+        rows = [row for size, bot in bots.items() for row in list_rows(size, bot, args.requests)]
+        asked = ask_rows(bots[min(bots)], questions, args.rounds)
+    finally:
+        for bot in bots.values():
+            common.drop_bot(bot.slug)
+    print(f"# API speed — {common.machine()}\n")
+    print("## Entries list, a page of 50; baseline: the same ORM query without the API layer\n")
+    print(common.table(["entries", "what", "requests", "p50 ms", "p95 ms", "p95 / ORM p95", "p95 ≤ 50 ms"], rows))
+    print(f"\n## ask/ without a model, {min(bots)} entries, {len(questions)} xquad questions × {args.rounds} "
+          "rounds; baseline: the chain called directly\n")
+    print(common.table(["what", "answers", "mean ms", "p50 ms", "p95 ms", "mean over the chain %",
+                        "mean over the same call without the API %", "API adds ≤ 5 %"], asked))
+
+
+if __name__ == "__main__":
+    main()
