@@ -11,10 +11,14 @@ page 20 pages deep (followed through `next` cursors) and a filtered page (kind, 
 Ask: `POST /api/v1/ask/` against the chain itself, `pipeline.answer()` called directly, and
 against `conversation_ask_once()` (the service `manage.py ask` and a recorded ask/ call: the chain
 plus the conversation's rows, the review record and the broadcasts); `{"record": false}` calls the
-chain alone, so its baseline is the chain; the recorded call's is the service. Without a model (LLM_PROVIDER=none, the case where the chain is
-fastest and any overhead weighs most). Every mode asks every question, one after another on
+chain alone, so its baseline is the chain; the recorded call's is the service. Without a model
+(LLM_PROVIDER=none, the case where the chain is fastest and any overhead weighs most). Every mode
+asks every question, one after another on
 the same question in a rotating order, the query-vector cache emptied before each call (every
 question is embedded, as a new one is), so drift on a shared machine falls on all modes alike.
+
+`--conn-max-age N` sets DB_CONN_MAX_AGE for the run: the settings' default 0 opens a new database
+connection for every request (~12 ms here), which a direct call of the chain does not pay.
 
 Bench data: search_speed.py's synthetic entries (real xquad-ru passages re-cut, vectors moved
 between real ones), loaded with COPY into `spravka_bench_api`; the bench bots are deleted at
@@ -185,24 +189,39 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=60, help="xquad questions for ask")
     parser.add_argument("--rounds", type=int, default=2, help="ask: rounds of every mode")
     parser.add_argument("--database", default=DATABASE)
+    parser.add_argument("--conn-max-age", type=int, default=None,
+                        help="DB_CONN_MAX_AGE for the run (default: the settings', 0 = a new connection per request)")
+    parser.add_argument("--ask-only", action="store_true", help="only the ask part (at the smallest size)")
     args = parser.parse_args()
+    if args.conn_max_age is not None:
+        import os
+
+        os.environ["DB_CONN_MAX_AGE"] = str(args.conn_max_age)
     common.setup_django(args.database)
     from django.conf import settings
+    from django.db import connection
 
     settings.API_RATE = settings.API_ASK_RATE = "1000000/min"
     cases = common.read_jsonl(common.XQUAD / "cases.jsonl")
     questions = [c["question"] for c in cases[:: max(1, len(cases) // args.questions)][: args.questions]]
     seed_vectors()
+    if args.ask_only:
+        args.sizes = [min(args.sizes)]
     bots = build_bots(sorted(args.sizes))
     try:
-        rows = [row for size, bot in bots.items() for row in list_rows(size, bot, args.requests)]
+        rows = [] if args.ask_only else [
+            row for size, bot in bots.items() for row in list_rows(size, bot, args.requests)]
         asked = ask_rows(bots[min(bots)], questions, args.rounds)
     finally:
         for bot in bots.values():
             common.drop_bot(bot.slug)
-    print(f"# API speed — {common.machine()}\n")
-    print("## Entries list, a page of 50; baseline: the same ORM query without the API layer\n")
-    print(common.table(["entries", "what", "requests", "p50 ms", "p95 ms", "p95 / ORM p95", "p95 ≤ 50 ms"], rows))
+    age = connection.settings_dict["CONN_MAX_AGE"]
+    print(f"# API speed — {common.machine()}; CONN_MAX_AGE={age} "
+          f"({'a new database connection per request' if not age else 'connections kept between requests'})\n")
+    if rows:
+        print("## Entries list, a page of 50; baseline: the same ORM query without the API layer\n")
+        print(common.table(["entries", "what", "requests", "p50 ms", "p95 ms", "p95 / ORM p95", "p95 ≤ 50 ms"],
+                           rows))
     print(f"\n## ask/ without a model, {min(bots)} entries, {len(questions)} xquad questions × {args.rounds} "
           "rounds; baseline: the chain called directly\n")
     print(common.table(["what", "answers", "mean ms", "p50 ms", "p95 ms", "mean over the chain %",
