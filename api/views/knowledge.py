@@ -24,7 +24,6 @@ from api.serializers import (
     ImportResultSerializer,
     SourceSerializer,
 )
-from api.throttling import ApiKeyRateThrottle, AskRateThrottle
 from api.views.base import BotScopedViewSet
 from assistant.chat import pipeline
 from assistant.chat.contracts import chain_reply_json, reply_json
@@ -125,7 +124,7 @@ class SearchViewSet(BotScopedViewSet):
 
 
 class AskViewSet(BotScopedViewSet):
-    throttle_classes = [ApiKeyRateThrottle, AskRateThrottle]
+    throttle_scopes = ("api", "api_ask")  # every call runs the answer chain: a smaller rate of its own
 
     @extend_schema(request=AskSerializer, responses={200: OpenApiTypes.OBJECT},
                    description="Ответ бота, как `manage.py ask --json`: text, links, buttons, intent, source, "
