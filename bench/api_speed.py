@@ -128,7 +128,7 @@ def list_rows(size: int, bot: Any, requests: int) -> list[list[Any]]:
     return rows
 
 
-def ask_rows(bot: Any, questions: list[str], rounds: int) -> list[list[Any]]:
+def ask_rows(bot: Any, questions: list[str], rounds: int, overrides: dict[str, Any]) -> list[list[Any]]:
     from django.test import Client, override_settings
 
     from assistant.bots.apikeys import api_key_create
@@ -152,7 +152,7 @@ def ask_rows(bot: Any, questions: list[str], rounds: int) -> list[list[Any]]:
         ("POST ask/ {record: false}", lambda q: api(q, record=False)),
     ]
     samples: dict[str, list[float]] = {label: [] for label, _call in modes}
-    with override_settings(LLM_PROVIDER="none"):
+    with override_settings(**overrides):
         for _label, call in modes:  # warm: the embedding model loaded, connections open
             call(questions[0])
         # Each API call beside what it does without the API, as a pair on its own: a recorded call
@@ -186,6 +186,22 @@ def _over(times: list[float], base: list[float]) -> float:
     return statistics.mean(times) / statistics.mean(base) * 100 - 100
 
 
+def model_rows(bot: Any, questions: list[str]) -> list[list[Any]]:
+    from bench import chain_speed
+
+    tool_input = {"intent": "question", "source": 0, "answer": chain_speed.ANSWER_TEXT, "product_query": "",
+                  "fixed": ""}
+    plan = {"tool_input": tool_input, "first_token": 0.8, "tps": 50.0, "chunk_chars": 4}
+    with chain_speed.fake_model_process(plan) as url:
+        overrides = {"LLM_PROVIDER": "anthropic", "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-bench-fake",
+                     "LLM_MAX_RETRIES": 0}
+        from django.test import override_settings
+
+        with override_settings(**overrides):
+            sourced = chain_speed._with_sources(bot, questions)[:20]
+        return ask_rows(bot, sourced, 1, overrides)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 100000])
@@ -196,6 +212,8 @@ def main() -> None:
     parser.add_argument("--conn-max-age", type=int, default=None,
                         help="DB_CONN_MAX_AGE for the run (default: the settings', 0 = a new connection per request)")
     parser.add_argument("--ask-only", action="store_true", help="only the ask part (at the smallest size)")
+    parser.add_argument("--with-model", action="store_true",
+                        help="ask also with the fake model (0.8 s to first token, 50 deltas/s), 20 questions")
     args = parser.parse_args()
     if args.conn_max_age is not None:
         import os
@@ -215,7 +233,8 @@ def main() -> None:
     try:
         rows = [] if args.ask_only else [
             row for size, bot in bots.items() for row in list_rows(size, bot, args.requests)]
-        asked = ask_rows(bots[min(bots)], questions, args.rounds)
+        asked = ask_rows(bots[min(bots)], questions, args.rounds, {"LLM_PROVIDER": "none"})
+        with_model = model_rows(bots[min(bots)], questions) if args.with_model else []
     finally:
         for bot in bots.values():
             common.drop_bot(bot.slug)
@@ -228,8 +247,13 @@ def main() -> None:
                            rows))
     print(f"\n## ask/ without a model, {min(bots)} entries, {len(questions)} xquad questions × {args.rounds} "
           "rounds; baseline: the chain called directly\n")
-    print(common.table(["what", "answers", "mean ms", "p50 ms", "p95 ms", "mean over the chain %",
-                        "mean over the same call without the API %", "API adds ≤ 5 %"], asked))
+    headers = ["what", "answers", "mean ms", "p50 ms", "p95 ms", "mean over the chain %",
+               "mean over the same call without the API %", "API adds ≤ 5 %"]
+    print(common.table(headers, asked))
+    if with_model:
+        print("\n## ask/ with the fake model (tests/fakes in a process of its own: 0.8 s to first token, "
+              "50 deltas/s), 20 questions with sources\n")
+        print(common.table(headers, with_model))
 
 
 if __name__ == "__main__":

@@ -114,10 +114,14 @@ def page_deactivate(*, page: Page, reason: str) -> int:
 
 
 def source_get_or_create(*, bot: Bot, kind: str, url: str = "", title: str = "") -> Source:
+    """A source by its address, or by its title when it has none (typed pairs, API entries, owner
+    answers and passage files are all address-less manual sources: by kind and address alone they
+    would be one row, or several that a lookup cannot choose between)."""
     validate_web_url(url)
-    source, _created = Source.objects.get_or_create(
-        bot=bot, kind=kind, url=url, defaults={"title": title or url}
-    )
+    if url:
+        source, _created = Source.objects.get_or_create(bot=bot, kind=kind, url=url, defaults={"title": title or url})
+    else:
+        source, _created = Source.objects.get_or_create(bot=bot, kind=kind, url="", title=title[:300])
     return source
 
 
