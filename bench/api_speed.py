@@ -30,11 +30,13 @@ request in Redis, it just never refuses one.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -186,13 +188,41 @@ def _over(times: list[float], base: list[float]) -> float:
     return statistics.mean(times) / statistics.mean(base) * 100 - 100
 
 
+MODEL_SECONDS = 0.8  # the fake model's time per call (ask/ does not stream: the whole reply at once)
+
+
+@contextmanager
+def model_process(plan: dict[str, Any]) -> Iterator[str]:
+    """The fake Messages API in a process of its own (its HTTP work must not count as ours), each
+    reply sent after `plan["delay"]` s. Yields its base URL."""
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve_model, args=(plan, child), daemon=True)
+    process.start()
+    try:
+        yield parent.recv()
+    finally:
+        process.terminate()
+        process.join(5)
+
+
+def _serve_model(plan: dict[str, Any], pipe: Any) -> None:
+    import threading
+
+    from tests.fakes import messages_api
+
+    fake = messages_api.FakeLLMServer().start()
+    fake.script(*[messages_api.tool_use(plan["tool_input"], delay=plan["delay"])] * 100_000)
+    pipe.send(fake.url)
+    threading.Event().wait()
+
+
 def model_rows(bot: Any, questions: list[str]) -> list[list[Any]]:
     from bench import chain_speed
 
     tool_input = {"intent": "question", "source": 0, "answer": chain_speed.ANSWER_TEXT, "product_query": "",
                   "fixed": ""}
-    plan = {"tool_input": tool_input, "first_token": 0.8, "tps": 50.0, "chunk_chars": 4}
-    with chain_speed.fake_model_process(plan) as url:
+    with model_process({"tool_input": tool_input, "delay": MODEL_SECONDS}) as url:
         overrides = {"LLM_PROVIDER": "anthropic", "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-bench-fake",
                      "LLM_MAX_RETRIES": 0}
         from django.test import override_settings
@@ -213,7 +243,7 @@ def main() -> None:
                         help="DB_CONN_MAX_AGE for the run (default: the settings', 0 = a new connection per request)")
     parser.add_argument("--ask-only", action="store_true", help="only the ask part (at the smallest size)")
     parser.add_argument("--with-model", action="store_true",
-                        help="ask also with the fake model (0.8 s to first token, 50 deltas/s), 20 questions")
+                        help=f"ask also with the fake model ({MODEL_SECONDS} s a reply), 20 questions")
     args = parser.parse_args()
     if args.conn_max_age is not None:
         import os
@@ -251,8 +281,8 @@ def main() -> None:
                "mean over the same call without the API %", "API adds ≤ 5 %"]
     print(common.table(headers, asked))
     if with_model:
-        print("\n## ask/ with the fake model (tests/fakes in a process of its own: 0.8 s to first token, "
-              "50 deltas/s), 20 questions with sources\n")
+        print(f"\n## ask/ with the fake model (tests/fakes in a process of its own, {MODEL_SECONDS} s a reply), "
+              "20 questions with sources\n")
         print(common.table(headers, with_model))
 
 
