@@ -31,8 +31,10 @@ class EntrySerializer(StrictSerializer):
     updated_at = serializers.DateTimeField(read_only=True)
 
     def validate_kind(self, value: str) -> str:
-        if self.instance is not None and value != self.instance.kind:
-            raise serializers.ValidationError(_("Вид записи не меняется: создайте новую запись."))
+        if self.instance is not None:  # a PUT without "kind" keeps it; another kind is refused
+            if "kind" in getattr(self, "initial_data", {}) and value != self.instance.kind:
+                raise serializers.ValidationError(_("Вид записи не меняется: создайте новую запись."))
+            return str(self.instance.kind)
         if self.instance is None and value not in dict(KIND_CHOICES):
             raise serializers.ValidationError(_("Через API создаются записи вида qa (вопрос-ответ) или chunk."))
         return value

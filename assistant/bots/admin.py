@@ -150,10 +150,10 @@ class BotAdmin(BotScopedAdmin):
                 invitation, link = members.invitation_create(
                     bot=bot, email=post.get("email", ""), role=post.get("role", ""), invited_by=request.user)
                 self.message_user(request, format_html(
-                    _("Приглашение отправлено на {}. Ссылка (если письмо не дойдёт, передайте её сами): {}"),
+                    str(_("Приглашение отправлено на {}. Ссылка (если письмо не дойдёт, передайте её сами): {}")),
                     invitation.email, link), messages.SUCCESS)
             elif action in ("role", "remove"):
-                membership = bot.memberships.select_related("user").filter(pk=_int(post.get("membership"))).first()
+                membership = bot.memberships.select_related("user").filter(pk=_int(post.get("membership")) or 0).first()
                 if membership is None:
                     raise Http404
                 if action == "role":
@@ -162,10 +162,10 @@ class BotAdmin(BotScopedAdmin):
                     members.membership_remove_by(membership=membership, actor=request.user)
                 self.message_user(request, _("Сохранено."), messages.SUCCESS)
             elif action == "revoke":
-                invitation = bot.invitations.filter(pk=_int(post.get("invitation"))).first()
-                if invitation is None:
+                pending = bot.invitations.filter(pk=_int(post.get("invitation")) or 0).first()
+                if pending is None:
                     raise Http404
-                members.invitation_revoke(invitation=invitation, actor=request.user)
+                members.invitation_revoke(invitation=pending, actor=request.user)
                 self.message_user(request, _("Приглашение отозвано."), messages.SUCCESS)
             else:
                 raise Http404

@@ -59,6 +59,14 @@ def test_put_of_what_was_read_is_accepted_and_a_changed_read_only_field_is_not(a
     assert response.json()["errors"][0]["pointer"] == "#/id"
 
 
+def test_a_put_without_kind_keeps_it_and_another_kind_is_refused(api):
+    chunk = _create(api, kind="chunk", title="Фрагмент", text="Текст страницы.")
+    body = {"title": "Фрагмент", "text": "Новый текст страницы."}
+    assert api.put(f"{URL}{chunk['id']}/", body, format="json").json()["kind"] == "chunk"
+    response = api.put(f"{URL}{chunk['id']}/", {**body, "kind": "qa"}, format="json")
+    assert response.status_code == 400 and response.json()["errors"][0]["pointer"] == "#/kind"
+
+
 def test_delete_switches_the_entry_off_and_it_comes_back(api):
     entry = _create(api)
     assert api.delete(f"{URL}{entry['id']}/").status_code == 204

@@ -64,7 +64,8 @@ def test_an_unanswerable_question_is_an_honest_no_with_the_operator_button(api, 
 
 
 @pytest.mark.parametrize("body", [{}, {"question": ""}, {"question": 5}, {"question": "x" * 4001},
-                                  {"question": "Доставка?", "visitor": "v1"}, {"question": "Доставка?", "record": "no"}])
+                                  {"question": "Доставка?", "visitor": "v1"},
+                                  {"question": "Доставка?", "record": "no"}])
 def test_ask_refuses_bad_bodies_and_starts_no_conversation(api, bot, body):
     response = api.post("/api/v1/ask/", body, format="json")
     assert response.status_code == 400 and response.json()["errors"]

@@ -33,7 +33,9 @@ def test_an_invited_operator_sets_a_password_and_lands_in_the_inbox(client, owne
     assert "Приглашение отправлено на Anna@shop.example" in response.content.decode()  # the domain lower-cased
     [mail] = smtp_server.wait_for(1)
     assert mail["To"] == "Anna@shop.example" or mail["X-Envelope-To"].lower() == "anna@shop.example"
-    link = LINK.search(mail.get_content()).group(0)
+    found = LINK.search(mail.get_content())
+    assert found is not None
+    link = found.group(0)
     client.logout()
     page = client.get(_path(link)).content.decode()
     assert "Демо-магазин" in page and "оператор" in page
