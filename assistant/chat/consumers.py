@@ -32,6 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
+from redis.exceptions import RedisError
 
 from assistant.bots.models import Bot
 from assistant.chat import access, frames, leads, ratelimit, replies, selectors, services
@@ -353,13 +354,19 @@ class ChatConsumer(DbThreadsConsumer):
         if group == self.group or self.channel_layer is None:
             return
         await self._leave_group()
-        await self.channel_layer.group_add(group, self.channel_name)
         self.group = group
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except RedisError as exc:  # the layer re-joins it once Redis is back (layers.py)
+            logger.warning("widget socket: joining %s failed (%s); re-joined when Redis is back", group, exc)
 
     async def _leave_group(self) -> None:
-        if self.group and self.channel_layer is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-        self.group = None
+        group, self.group = self.group, None
+        if group and self.channel_layer is not None:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except RedisError as exc:  # the membership expires with the group (group_expiry)
+                logger.warning("widget socket: leaving %s failed (%s)", group, exc)
 
     # Channel-layer events from the operator side (sent after commit by the inbox services).
     async def chat_message(self, event: dict[str, Any]) -> None:
