@@ -56,8 +56,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from channels_redis.core import RedisChannelLayer
 import redis
+from channels_redis.core import RedisChannelLayer
 from redis import asyncio as aioredis
 
 logger = logging.getLogger("spravka.chat")

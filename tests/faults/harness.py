@@ -293,6 +293,7 @@ class Visitor:
     reader: asyncio.Task[None] | None = None
     closed_at: float | None = None
     retries: dict[str, int] = field(default_factory=dict)  # client_msg_id -> resends after an error frame
+    resends: set[asyncio.Future[None]] = field(default_factory=set)
 
     async def connect(self, url: str | None = None, timeout: float = 60.0) -> dict[str, Any]:
         """Open a connection (to `url` if given: another server), hello, wait for welcome, resend
@@ -350,7 +351,9 @@ class Visitor:
 
         def resend() -> None:
             if client_msg_id in self.pending and self.closed_at is None:
-                asyncio.ensure_future(self.send(client_msg_id, self.pending[client_msg_id]))
+                task = asyncio.ensure_future(self.send(client_msg_id, self.pending[client_msg_id]))
+                self.resends.add(task)
+                task.add_done_callback(self.resends.discard)
 
         asyncio.get_running_loop().call_later(delay, resend)
 

@@ -38,7 +38,7 @@ def layer_on(redis: RedisServer) -> Any:
 
     from assistant.chat.layers import BoundedRedisChannelLayer
 
-    config = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+    config: dict[str, Any] = settings.CHANNEL_LAYERS["default"]["CONFIG"]
     return BoundedRedisChannelLayer(hosts=[{"address": redis.redis_url}], prefix=config["prefix"])
 
 
@@ -88,7 +88,7 @@ async def test_fifty_sockets_ride_out_a_redis_restart_with_every_message_answere
     async def after_return(visitors: list[Visitor]) -> None:
         heard["seconds"] = await groups_heard(redis, visitors)
 
-    outcome, visitors = await chat_around(
+    outcome, _visitors = await chat_around(
         redis_restart(redis), url=app.url, public_key=shop.public_key,
         database_url=database_url(connection.settings_dict), visitors=VISITORS, during=after_return,
     )
