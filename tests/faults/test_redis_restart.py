@@ -38,7 +38,7 @@ def layer_on(redis: RedisServer) -> Any:
 
     from assistant.chat.layers import BoundedRedisChannelLayer
 
-    config: dict[str, Any] = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+    config: Any = settings.CHANNEL_LAYERS["default"]["CONFIG"]
     return BoundedRedisChannelLayer(hosts=[{"address": redis.redis_url}], prefix=config["prefix"])
 
 
