@@ -20,9 +20,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.faults.harness import Visitor
+from tests.faults.harness import PostgresServer, RedisServer, Visitor
 
 ORIGIN = "https://shop.example"
+PROBE = "Проверка связи оператора"
+OUTAGE = 4.0  # seconds PostgreSQL stays stopped
 # Questions the shop's knowledge answers (tests/chat/conftest.py KNOWLEDGE), one per round: a
 # different one each time, so no round reads as a visitor repeating themselves.
 ROUND_QUESTIONS = [
@@ -199,3 +201,67 @@ async def chat_around(
         await asyncio.gather(*(v.close() for v in people))
     tally(outcome, people, 4, await asyncio.to_thread(stored_replies, database_url, public_key))
     return outcome, people
+
+
+# --- the faults ------------------------------------------------------------------------------------
+
+
+def redis_restart(redis: RedisServer, outage: float = 1.0) -> Fault:
+    async def cut() -> None:
+        await asyncio.to_thread(redis.kill)
+
+    async def restore() -> float:
+        return await asyncio.to_thread(redis.start)
+
+    return Fault("Redis restarted (back empty)", cut, restore, outage)
+
+
+def layer_on(redis: RedisServer) -> Any:
+    from django.conf import settings
+
+    from assistant.chat.layers import BoundedRedisChannelLayer
+
+    config: Any = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+    return BoundedRedisChannelLayer(hosts=[{"address": redis.redis_url}], prefix=config["prefix"])
+
+
+def conversation_id(visitor: Visitor) -> int:
+    return int(next(f.data["conversation_id"] for f in visitor.frames if f.data["type"] == "welcome"))
+
+
+def heard_probe(visitor: Visitor) -> bool:
+    return any(f.data["type"] == "message" and f.data["message"].get("text") == PROBE for f in visitor.frames)
+
+
+async def groups_heard(redis: RedisServer, visitors: list[Visitor], timeout: float = 30.0) -> float:
+    """Seconds until an operator message sent to each conversation's group reached every socket
+    (sent again every half second to the ones that have not heard it yet)."""
+    from assistant.chat.events import conversation_group
+
+    layer = layer_on(redis)
+    started = time.monotonic()
+    try:
+        while not all(heard_probe(v) for v in visitors):
+            if time.monotonic() - started > timeout:
+                deaf = [v.visitor_id for v in visitors if not heard_probe(v)]
+                raise AssertionError(f"{len(deaf)} sockets never heard their group again: {deaf[:5]}")
+            for visitor in visitors:
+                if not heard_probe(visitor):
+                    await layer.group_send(conversation_group(conversation_id(visitor)), {
+                        "type": "chat.message",
+                        "message": {"id": 0, "role": "operator", "text": PROBE, "links": [], "buttons": []},
+                    })
+            await asyncio.sleep(0.5)
+        return time.monotonic() - started
+    finally:
+        await layer.close_pools()
+
+
+def postgres_restart(server: PostgresServer, outage: float = OUTAGE) -> Fault:
+    async def cut() -> None:
+        await asyncio.to_thread(server.stop, "fast")
+
+    async def restore() -> float:
+        return await asyncio.to_thread(server.start)
+
+    return Fault("PostgreSQL restarted (fast stop)", cut, restore, outage)

@@ -13,23 +13,12 @@ import pytest
 
 from assistant.chat import replies
 from tests.faults.harness import Fleet, PostgresServer, database_url
-from tests.faults.scenarios import Fault, chat_around
+from tests.faults.scenarios import chat_around, postgres_restart
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 VISITORS = 20
 CROWD_ENV = {"CHAT_RATE_IP": "10000", "CHAT_RATE_CONVERSATIONS_IP": "10000", "CHAT_MAX_SOCKETS_IP": "10000"}
-OUTAGE = 4.0
-
-
-def postgres_restart(server: PostgresServer, outage: float = OUTAGE) -> Fault:
-    async def cut() -> None:
-        await asyncio.to_thread(server.stop, "fast")
-
-    async def restore() -> float:
-        return await asyncio.to_thread(server.start)
-
-    return Fault("PostgreSQL restarted (fast stop)", cut, restore, outage)
 
 
 def own_postgres(fleet: Fleet) -> tuple[PostgresServer, str]:

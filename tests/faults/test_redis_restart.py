@@ -7,71 +7,17 @@ layer re-joins its groups by itself (assistant/chat/layers.py)."""
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import Any
 
 import pytest
 
-from tests.faults.harness import Fleet, RedisServer, Visitor, database_url
-from tests.faults.scenarios import Fault, chat_around
+from tests.faults.harness import Fleet, Visitor, database_url
+from tests.faults.scenarios import chat_around, groups_heard, redis_restart
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 VISITORS = 50
 # One address (127.0.0.1) for all visitors: room for them under the per-address limits.
 CROWD_ENV = {"CHAT_RATE_IP": "10000", "CHAT_RATE_CONVERSATIONS_IP": "10000", "CHAT_MAX_SOCKETS_IP": "10000"}
-PROBE = "Проверка связи оператора"
-
-
-def redis_restart(redis: RedisServer, outage: float = 1.0) -> Fault:
-    async def cut() -> None:
-        await asyncio.to_thread(redis.kill)
-
-    async def restore() -> float:
-        return await asyncio.to_thread(redis.start)
-
-    return Fault("Redis restarted (back empty)", cut, restore, outage)
-
-
-def layer_on(redis: RedisServer) -> Any:
-    from django.conf import settings
-
-    from assistant.chat.layers import BoundedRedisChannelLayer
-
-    config: Any = settings.CHANNEL_LAYERS["default"]["CONFIG"]
-    return BoundedRedisChannelLayer(hosts=[{"address": redis.redis_url}], prefix=config["prefix"])
-
-
-def conversation_id(visitor: Visitor) -> int:
-    return int(next(f.data["conversation_id"] for f in visitor.frames if f.data["type"] == "welcome"))
-
-
-def heard_probe(visitor: Visitor) -> bool:
-    return any(f.data["type"] == "message" and f.data["message"].get("text") == PROBE for f in visitor.frames)
-
-
-async def groups_heard(redis: RedisServer, visitors: list[Visitor], timeout: float = 30.0) -> float:
-    """Seconds until an operator message sent to each conversation's group reached every socket
-    (sent again every half second to the ones that have not heard it yet)."""
-    from assistant.chat.events import conversation_group
-
-    layer = layer_on(redis)
-    started = time.monotonic()
-    try:
-        while not all(heard_probe(v) for v in visitors):
-            if time.monotonic() - started > timeout:
-                deaf = [v.visitor_id for v in visitors if not heard_probe(v)]
-                raise AssertionError(f"{len(deaf)} sockets never heard their group again: {deaf[:5]}")
-            for visitor in visitors:
-                if not heard_probe(visitor):
-                    await layer.group_send(conversation_group(conversation_id(visitor)), {
-                        "type": "chat.message",
-                        "message": {"id": 0, "role": "operator", "text": PROBE, "links": [], "buttons": []},
-                    })
-            await asyncio.sleep(0.5)
-        return time.monotonic() - started
-    finally:
-        await layer.close_pools()
 
 
 async def test_fifty_sockets_ride_out_a_redis_restart_with_every_message_answered_once(
