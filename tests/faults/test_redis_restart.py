@@ -44,4 +44,4 @@ async def test_fifty_sockets_ride_out_a_redis_restart_with_every_message_answere
     assert outcome.errors_text == "none"  # the restart never showed a visitor an error
     assert outcome.reconnects == 0  # no socket dropped: the process rode it out
     assert heard["seconds"] < 30
-    assert app.alive() and "server_error" not in app.tail(200_000)
+    assert app.alive() and "server_error" not in app.tail(200_000) and app.tracebacks() == 0
