@@ -220,7 +220,8 @@ def main() -> None:
     parser.add_argument("--baseline", type=int, default=30, help="questions of the single visitor")
     args = parser.parse_args()
     os.environ.update({"CHANNELS_PREFIX": "spravka-bench-load", "CACHE_PREFIX": "spravka-bench-load",
-                       "CELERY_QUEUE": "spravka-bench-load", "LLM_PROVIDER": "none"})
+                       "CELERY_QUEUE": "spravka-bench-load", "LLM_PROVIDER": "none", "CRAWL_ALLOW_PRIVATE": "1",
+                       "CRAWL_DELAY": "0"})
     common.setup_django(DATABASE)
     import psutil
     from django.conf import settings
