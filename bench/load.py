@@ -8,15 +8,17 @@ e5-small; LLM_PROVIDER=none, so every answer is the retrieval chain's (search, f
 questions are the demo's real Russian questions (demo/cases.jsonl, typos and all; the few that ask
 for a person are left out: they end the bot's part of a conversation), drawn at random.
 
-1. Baseline: one visitor asks `--baseline` questions, one at a time, a second apart, on the same
-   fresh process (answer times without anyone else asking).
+1. Warm-up: every question once, unmeasured (models loaded, query vectors cached for both runs).
+   Baseline: one visitor asks `--baseline` questions, one at a time, a second apart, on the same
+   process (answer times without anyone else asking).
 2. Load: `--visitors` visitors connect over the first 20 s; each waits `--pause` s (uniform),
    asks, waits for the answer, and again, until `--minutes` are over; every visitor pings like the
    widget (every 25 s).
 
 Answer time: from sending the `message` frame to the bot's `message` frame, on the client (a
 light asyncio client: one reader task per socket, a future per question, so the 200 visitors cost
-the 2 shared cores little). Errors: error frames, answers not within 30 s, sockets that closed.
+the 2 shared cores little). Errors: error frames, answers not within 30 s, sockets that closed,
+and the chain's apology for a failure («что-то пошло не так»: a turn that raised).
 RSS of the uvicorn process is sampled every 10 s; growth is from the sample at minute 1 to the
 last. The process's CPU time is reported over the wall time.
 """
@@ -65,6 +67,8 @@ class Tally:
 class Socket:
     """One widget socket: a reader task resolving the future of the question in flight."""
 
+    apology = ""  # the chain's «something broke» answer (replies "failure"): an error, not an answer
+
     def __init__(self, ws: Any, tally: Tally) -> None:
         self.ws, self.tally = ws, tally
         self.waiting: asyncio.Future[dict[str, Any]] | None = None
@@ -110,6 +114,9 @@ class Socket:
             return None
         if frame.get("type") != "message":
             return None
+        if frame["message"]["text"] == self.apology:
+            self.tally.error("the chain failed (apology shown)")
+            return None
         took = time.monotonic() - started
         self.tally.times.append(took)
         return took
@@ -134,6 +141,15 @@ def questions() -> list[str]:
 
     rows = common.read_jsonl(common.DEMO_CASES)
     return [row["question"] for row in rows if classify(row["question"]).name != "operator"]
+
+
+async def warm_up(url: str, asked: list[str], tag: str) -> None:
+    """Every question once, unmeasured: the process loads its models and the query vectors are
+    cached for both runs alike (a popular question repeats in a real chat too)."""
+    sock = await open_socket(url, f"warm-{tag}", Tally())
+    for n, text in enumerate(asked):
+        await sock.ask(f"w{n}", text)
+    await sock.close()
 
 
 async def baseline(url: str, asked: list[str], count: int, tag: str) -> Tally:
@@ -227,10 +243,12 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
+    from assistant.chat import replies
     from assistant.chat.models import Conversation
     from tests.faults.harness import Fleet, database_url
 
     bot = prepare_bot()
+    Socket.apology = replies.say(bot, "failure")
     Conversation.objects.filter(bot=bot).delete()
     asked = questions()
     connection.close()
@@ -243,6 +261,7 @@ def main() -> None:
         app.start()
         url = f"{app.url}/ws/chat/{bot.public_key}/"
         process = psutil.Process(app.pid)
+        asyncio.run(warm_up(url, asked, tag))
         base = asyncio.run(baseline(url, asked, args.baseline, tag))
         rss: list[tuple[float, float]] = []
         started = time.monotonic()
