@@ -288,13 +288,13 @@ def main() -> None:
           f"(1 min); uvicorn alive at the end: {alive}, tracebacks in its log: {tracebacks}\n")
     rows = [
         ["1 visitor (baseline)", 1, base.asked, len(base.times), base.error_count, statistics.median(base.times),
-         pct(base.times, 0.95), max(base.times), "", "", ""],
+         pct(base.times, 0.95), max(base.times), "", ""],
         [f"{args.visitors} visitors, {args.minutes:g} min, pause {args.pause[0]:g}–{args.pause[1]:g} s", opened,
          tally.asked, len(tally.times), tally.error_count, statistics.median(tally.times), pct(tally.times, 0.95),
-         max(tally.times), f"{len(tally.times) / wall:.1f}", f"{cpu / wall * 100:.0f}%", ""],
+         max(tally.times), f"{len(tally.times) / wall:.1f}", f"{cpu / wall * 100:.0f}%"],
     ]
     print(common.table(["run", "visitors", "asked", "answered", "errors", "p50 (s)", "p95 (s)", "max (s)",
-                        "answers/s", "server CPU", ""], rows))
+                        "answers/s", "server CPU"], rows))
     print(f"\np95 ratio (load / one visitor): {pct(tally.times, 0.95) / pct(base.times, 0.95):.2f}")
     if tally.errors:
         print("errors: " + ", ".join(f"{kind} × {n}" for kind, n in sorted(tally.errors.items())))
