@@ -223,7 +223,7 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     # 3. No model at all: the best entry, if it matches well enough, with its link.
     top = found.top
     if ai is None and top is not None and top.score >= bot.match_threshold:
-        shown = _excerpt_reply(turn, intent.name, found, _best_of_page(found, text), text, require_overlap=False)
+        shown = _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
         assert shown is not None
         return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
     # 4. Otherwise: no exact answer, and the way to a person.
@@ -306,31 +306,6 @@ def _reply(bot: Bot, intent: str, found: Found, *, text: str, entry: SearchResul
         confidence=round(scored.score, 4) if scored else None,
         flags={"low_confidence": top_score < bot.confidence_threshold}, timings={},
     )
-
-
-# A chunk of the top result's page this close to it in score may be the one that answers: a page's
-# chunks share its title and headings, so their scores bunch (four parts of one delivery page tie).
-PAGE_BAND: Final = 0.12
-
-
-def _page(url: str) -> str:
-    return url.split("#", 1)[0]
-
-
-def _best_of_page(found: Found, question: str) -> SearchResult:
-    """The result whose text answers `question` best among the top result and the chunks of its own
-    page within PAGE_BAND of it: the one with the readable unit sharing the most words with the
-    question (excerpts.py), the higher-ranked one on a tie. The link stays on the same page."""
-    top = found.results[0]
-    wanted = excerpts.stems(question)
-    if not wanted:
-        return top
-    siblings = [r for r in found.results if _page(r.url) == _page(top.url) and r.score >= top.score - PAGE_BAND]
-
-    def overlap(result: SearchResult) -> int:
-        return max((len(wanted & excerpts.stems(unit)) for unit in excerpts.units(result.text)), default=0)
-
-    return max(siblings, key=lambda r: (overlap(r), -siblings.index(r)))
 
 
 def _excerpt_reply(

@@ -4,8 +4,7 @@ import pytest
 
 from assistant.bots.models import Bot
 from assistant.chat import excerpts, replies
-from assistant.chat.pipeline import PAGE_BAND, Found, _best_of_page, answer, excerpt
-from knowledge.search import SearchResult
+from assistant.chat.pipeline import answer, excerpt
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 
 
@@ -110,23 +109,3 @@ def test_no_match_without_handoff_has_no_button(knowledge, shop):
 def test_another_bots_knowledge_is_never_used(knowledge, other_bot):
     reply = _ask(other_bot, DELIVERY_QUESTION)
     assert reply.source_entry_id is None and reply.flags["unanswered"] is True
-
-
-def _result(entry_id: int, url: str, text: str, score: float) -> SearchResult:
-    return SearchResult(entry_id=entry_id, url=url, title="Возврат", text=text, kind="chunk", score=score)
-
-
-def test_without_a_model_the_page_chunk_that_answers_is_shown_not_its_higher_ranked_neighbour():
-    refund = _result(1, "https://shop.example/returns/#refund",
-                     "Мы возвращаем деньги в течение 10 дней с момента, когда получили товар обратно.", 0.85)
-    term = _result(2, "https://shop.example/returns/",
-                   "Если товар не подошёл, его можно вернуть в течение 14 дней после покупки.", 0.75)
-    other_page = _result(3, "https://shop.example/delivery/", "Привезём за 2 дня, вернуть курьеру нельзя.", 0.84)
-    found = Found(results=[refund, other_page, term], sources=[])
-    assert _best_of_page(found, "Сколько дней есть, чтобы вернуть товар?") is term  # same page, more words shared
-    # Not another page's chunk, however close; not a chunk of the page far below the top.
-    assert _best_of_page(Found(results=[refund, other_page], sources=[]), "Когда вернуть товар курьеру?") is refund
-    far = _result(2, term.url, term.text, 0.85 - PAGE_BAND - 0.01)
-    assert _best_of_page(Found(results=[refund, far], sources=[]), "Сколько дней есть, чтобы вернуть товар?") is refund
-    # A tie in shared words keeps the ranking.
-    assert _best_of_page(Found(results=[refund, term], sources=[]), "Какой товар?") is refund
