@@ -87,6 +87,11 @@ def bad_request() -> Reply:
     return error(400)
 
 
+def verdict(score: float, critique: str = "", **options: Any) -> Reply:
+    """A judge's answer: a `verdict` tool call with `score` and `critique`."""
+    return Reply(tool_input={"score": score, "critique": critique or "Замечаний нет."}, **options)
+
+
 @dataclass
 class RecordedRequest:
     path: str
@@ -99,6 +104,10 @@ class RecordedRequest:
 class FakeLLMServer:
     def __init__(self) -> None:
         self._queue: deque[Reply] = deque()
+        # Replies for requests that force one tool (a judge's `verdict`), played before the main
+        # queue; a tool that is "down" answers every request with that status (a judge that is off).
+        self._by_tool: dict[str, deque[Reply]] = {}
+        self._down: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
@@ -127,9 +136,26 @@ class FakeLLMServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def script_tool(self, tool: str, *replies: Reply) -> None:
+        """Replies for requests forcing `tool` only (e.g. the judge), in order, apart from the main queue."""
+        with self._lock:
+            self._by_tool.setdefault(tool, deque()).extend(replies)
+
+    def tool_down(self, tool: str, status: int = 529) -> None:
+        """Every request forcing `tool` fails with `status` (529 overloaded: the judge is down)."""
+        with self._lock:
+            self._down[tool] = status
+
+    def tool_up(self, tool: str) -> None:
+        with self._lock:
+            self._down.pop(tool, None)
+
+    def requests_for(self, tool: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if ((r.body.get("tool_choice") or {}).get("name")) == tool]
+
     @property
     def pending(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + sum(len(queue) for queue in self._by_tool.values())
 
     def wait_aborted(self, count: int = 1, timeout: float = 10.0) -> int:
         """`aborted` once it reaches `count` (the fake notices a client that hung up at its next
@@ -140,8 +166,13 @@ class FakeLLMServer:
         return self.aborted
 
     def _next(self, request: RecordedRequest) -> Reply | None:
+        tool = (request.body.get("tool_choice") or {}).get("name")
         with self._lock:
             self.requests.append(request)
+            if tool in self._down:
+                return error(self._down[tool])
+            if self._by_tool.get(tool):
+                return self._by_tool[tool].popleft()
             return self._queue.popleft() if self._queue else None
 
     def _sleep(self, seconds: float) -> None:
