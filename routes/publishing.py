@@ -57,7 +57,7 @@ def reply_publish_attempt(*, run_id: int, final: bool) -> bool:
     """One attempt; True when published or nothing is left to do. Raises PublishRetry when a later
     attempt may succeed and this is not the `final` one."""
     with transaction.atomic():
-        run = RouteRun.objects.select_for_update().select_related("bot", "review").filter(pk=run_id).first()
+        run = RouteRun.objects.select_for_update(of=("self",)).select_related("bot", "review").filter(pk=run_id).first()
         if run is None or run.status == RouteRun.Status.PUBLISHED:
             return True
         if not publish_allowed(run):
