@@ -166,7 +166,7 @@ class FakeLLMServer:
         return self.aborted
 
     def _next(self, request: RecordedRequest) -> Reply | None:
-        tool = (request.body.get("tool_choice") or {}).get("name")
+        tool = str((request.body.get("tool_choice") or {}).get("name") or "")
         with self._lock:
             self.requests.append(request)
             if tool in self._down:

@@ -59,7 +59,7 @@ def test_the_system_check_stops_the_project_on_a_bad_declaration(monkeypatch):
     errors = checks.route_errors({"quick": bad})
     assert [error.id for error in errors] == ["routes.check_on_fast_route"] and errors[0].obj == "route:quick"
     monkeypatch.setattr(checks, "ROUTES", {**declarations.ROUTES, "quick": bad})
-    with pytest.raises(SystemCheckError, match="routes.check_on_fast_route"):
+    with pytest.raises(SystemCheckError, match=r"routes\.check_on_fast_route"):
         call_command("check")
 
 

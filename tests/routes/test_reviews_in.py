@@ -72,7 +72,7 @@ def test_broken_files_get_a_clear_error(shop, tmp_path, content, expected):
 def test_an_unknown_bot_or_file_is_a_clear_error(shop, tmp_path):
     with pytest.raises(CommandError, match="Бота с кодом «nope» нет"):
         call_command("importreviews", "nope", _csv(tmp_path, HEADER))
-    with pytest.raises(CommandError, match="Файла .* нет"):
+    with pytest.raises(CommandError, match=r"Файла .* нет"):
         call_command("importreviews", shop.slug, str(tmp_path / "missing.csv"))
 
 
@@ -110,7 +110,9 @@ def test_a_wrong_signature_or_bot_is_refused_and_nothing_is_saved(client, shop, 
 def test_a_signed_but_invalid_review_gets_its_problems(client, shop):
     answer = _post(client, shop, {**REVIEW, "rating": "десять", "text": ""})
     assert answer.status_code == 400
-    assert answer.json()["problems"] == ["Отзыв: поле «text» пустое.", "Отзыв: оценка «десять» — нужна цифра от 1 до 5."]
+    assert answer.json()["problems"] == [
+        "Отзыв: поле «text» пустое.", "Отзыв: оценка «десять» — нужна цифра от 1 до 5.",
+    ]
     assert _post(client, shop, None, raw=b"\xffnot json").status_code == 400
     assert _post(client, shop, None, raw=b"[1, 2]").status_code == 400
     assert CustomerReview.objects.count() == 0

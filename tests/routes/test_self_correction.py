@@ -56,8 +56,7 @@ def test_ten_runs_with_the_judge_down_wait_for_a_person_and_publish_nothing(
     assert len(skipped) == 9
     assert all(row["reason"].startswith("judge_unavailable:") and row["verdict_after"] == "not_checked"
                for row in skipped)
-    assert RunEvent.objects.filter(bot=shop, kind="check_skipped").first().get_kind_display() == \
-        "проверка не выполнялась"
+    assert RunEvent.objects.filter(bot=shop, kind="check_skipped")[0].get_kind_display() == "проверка не выполнялась"
     assert not [row for row in rows if row["kind"] == "judge"]  # 0 verdicts
     runs = list(RouteRun.objects.filter(bot=shop).order_by("id"))
     waiting = [run for run in runs if run.status == RouteRun.Status.WAITING]
@@ -140,7 +139,8 @@ def test_an_invented_price_is_blocked_before_the_judge(shop, knowledge, reviews,
 
 
 def test_a_fact_from_the_knowledge_passes_the_filters(shop, knowledge, reviews, fake_llm):
-    fake_llm.script_tool("review_reply", tool_use({"reply": "Спасибо! Кстати, при заказе от 5000 ₽ доставка бесплатная."}))
+    sourced = "Спасибо! Кстати, при заказе от 5000 ₽ доставка бесплатная."
+    fake_llm.script_tool("review_reply", tool_use({"reply": sourced}))
     fake_llm.script_tool("verdict", verdict(0.8))
 
     run = review_reply_run(review=reviews[2])
