@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.db import transaction
+
 from assistant.llm import journal
 from assistant.llm.base import LLMRequest, ModelClass, Provider
 from assistant.llm.judge import Verdict, judge_call, judge_request
@@ -35,7 +37,7 @@ from assistant.llm.structured import complete_with_repair, schema_validator
 from routes.declarations import METRICS, Route, Step
 from routes.filters import Block, FilterInput, filters_run
 
-Status = Literal["passed", "unchecked", "budget_spent", "blocked", "failed"]
+Status = Literal["passed", "unchecked", "budget_spent", "blocked", "failed", "checking"]
 
 
 @dataclass(frozen=True)
@@ -93,9 +95,7 @@ def step_run(task: StepTask) -> StepOutcome:
     previous: StepOutcome | None = None  # the last judged draft, when a repair is under way
     attempt = Attempt(*step.approach(0), critique=None, purpose=step.name, deadline=deadline)
     while True:
-        outcome = _one_pass(task, attempt)
-        if previous is not None:
-            _journal_repair(task, attempt, previous, outcome, approach_changed=attempt.purpose.endswith("approach"))
+        outcome = _one_pass(task, attempt, previous)
         outcome.repairs = repairs
         if outcome.status == "failed" and previous is not None:  # the repair's call failed: keep the last draft
             previous.repairs = repairs
@@ -119,7 +119,24 @@ def step_run(task: StepTask) -> StepOutcome:
         previous = outcome
 
 
-def _one_pass(task: StepTask, attempt: Attempt) -> StepOutcome:
+def _one_pass(task: StepTask, attempt: Attempt, previous: StepOutcome | None) -> StepOutcome:
+    """One draft and its checks. The rows of one model call (its usage line, journal row, and what
+    followed from it: filter blocks, the verdict, the repair row) are committed together: durable
+    once the call is over, at one disk flush per call rather than one per row."""
+    with transaction.atomic():
+        outcome = _draft(task, attempt)
+        if outcome.status != "checking" and previous is not None:
+            _journal_repair(task, attempt, previous, outcome)
+    if outcome.status != "checking":
+        return outcome
+    with transaction.atomic():
+        outcome = _judge(task, attempt, outcome.text)
+        if previous is not None:
+            _journal_repair(task, attempt, previous, outcome)
+    return outcome
+
+
+def _draft(task: StepTask, attempt: Attempt) -> StepOutcome:
     request = task.build(attempt)
     result = complete_with_repair(task.provider, request, schema_validator(request.schema))
     if not result.ok or result.data is None:
@@ -131,9 +148,14 @@ def _one_pass(task: StepTask, attempt: Attempt) -> StepOutcome:
                  filter=block.filter, codes=block.codes, facts=block.keys)
     if blocks:
         return StepOutcome("blocked", text=text, blocks=blocks, reason=",".join(b.filter for b in blocks))
-    check = task.step.check
-    if check is None:
+    if task.step.check is None:
         return StepOutcome("passed", text=text)
+    return StepOutcome("checking", text=text)
+
+
+def _judge(task: StepTask, attempt: Attempt, text: str) -> StepOutcome:
+    check = task.step.check
+    assert check is not None
     metric = METRICS[check.metric]
     judged = judge_call(
         task.provider,
@@ -161,10 +183,9 @@ def _verdict_of(outcome: StepOutcome) -> float | str | None:
     return {"blocked": "blocked", "failed": "failed", "unchecked": "not_checked"}.get(outcome.status)
 
 
-def _journal_repair(
-    task: StepTask, attempt: Attempt, before: StepOutcome, after: StepOutcome, *, approach_changed: bool
-) -> None:
+def _journal_repair(task: StepTask, attempt: Attempt, before: StepOutcome, after: StepOutcome) -> None:
     """One row per repair, with the verdict before and after it: "it repaired itself" is checkable."""
+    approach_changed = attempt.purpose.endswith("approach")
     kind = RunEvent.Kind.APPROACH_CHANGE if approach_changed else RunEvent.Kind.CONTENT_REPAIR
     threshold = task.step.check.threshold if task.step.check else None
     _journal(
