@@ -128,7 +128,8 @@ def run(reviews: list[Any], fake: Any, name: str, *, one_commit: bool = False) -
     p50, p95 = percentiles(overhead)
     label = f"{name} (one commit)" if one_commit else name
     return [[label, len(reviews), calls_per, statistics.median(route_ms), statistics.median(base_ms), p50, p95,
-             statistics.median(overhead_inside), "yes" if p95 <= TARGET_MS else "no"]]
+             statistics.median(overhead_inside),
+             f"{'yes' if p50 <= TARGET_MS else 'no'} / {'yes' if p95 <= TARGET_MS else 'no'}"]]
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -171,10 +172,10 @@ def main() -> None:
                 batch, reviews = reviews[:args.reviews], reviews[args.reviews:]
                 rows += run(batch, fake, name, one_commit=True)
     fake.stop()
-    print(f"Route overhead, review_reply ({common.machine()}); target: overhead p95 ≤ {TARGET_MS:.0f} ms per review")
-    print(common.table(["scenario", "reviews", "model calls", "route p50 ms", "baseline: calls alone p50 ms",
-                        "overhead p50 ms", "overhead p95 ms", "route − in-route call latency p50 ms", "≤ 50 ms"],
-                       rows))
+    print(f"Route overhead, review_reply ({common.machine()}); target: overhead ≤ {TARGET_MS:.0f} ms per review")
+    headers = ["scenario", "reviews", "model calls", "route p50 ms", "baseline: calls alone p50 ms",
+               "overhead p50 ms", "overhead p95 ms", "route − in-route call latency p50 ms", "p50 / p95 ≤ 50 ms"]
+    print(common.table(headers, rows))
     common.drop_bot(SLUG)
 
 

@@ -37,10 +37,10 @@ from assistant.chat import services as chat_services
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
 from assistant.llm.journal import run_event_record
 from assistant.llm.models import BotLLMSettings, RunEvent, Usage
-from routes.models import CustomerReview, ReviewReplySettings, RouteRun
 from feedback.models import Gap, Outcome
 from knowledge.models import CrawlRun, Entry, Page, Source
 from review.models import Correction, ReviewItem
+from routes.models import CustomerReview, ReviewReplySettings, RouteRun
 
 pytestmark = pytest.mark.django_db
 

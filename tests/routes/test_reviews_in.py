@@ -116,3 +116,22 @@ def test_a_signed_but_invalid_review_gets_its_problems(client, shop):
     assert _post(client, shop, None, raw=b"\xffnot json").status_code == 400
     assert _post(client, shop, None, raw=b"[1, 2]").status_code == 400
     assert CustomerReview.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_review_sent_by_webhook_gets_its_draft_from_a_real_worker(client, shop, fake_llm, celery_worker_thread):
+    import time
+
+    from routes.models import RouteRun
+    from tests.fakes.messages_api import tool_use, verdict
+
+    fake_llm.script_tool("review_reply", tool_use({"reply": "Анна, спасибо за отзыв о платье!"}))
+    fake_llm.script_tool("verdict", verdict(0.9))
+    assert _post(client, shop, REVIEW).status_code == 201
+    deadline = time.monotonic() + 30
+    while not RouteRun.objects.filter(bot=shop, status=RouteRun.Status.WAITING).exists():
+        assert time.monotonic() < deadline, list(RouteRun.objects.values("status", "handoff_reason"))
+        time.sleep(0.1)
+    assert _post(client, shop, REVIEW).status_code == 200
+    time.sleep(0.5)
+    assert RouteRun.objects.filter(bot=shop).count() == 1  # the same review again starts nothing
