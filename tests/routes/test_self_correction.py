@@ -155,3 +155,24 @@ def test_banned_words_block_the_draft(shop, knowledge, reviews, fake_llm):
     run = review_reply_run(review=reviews[1])
 
     assert run.status == RouteRun.Status.HANDOFF and run.handoff_reason == "blocked:banned_words"
+
+
+def test_with_no_person_downstream_a_judge_that_is_down_fails_the_step_to_the_handoff_point(
+    shop, knowledge, reviews, fake_llm, receiver, monkeypatch
+):
+    from dataclasses import replace
+
+    from routes import review_reply
+
+    monkeypatch.setattr(review_reply, "REVIEW_REPLY", replace(review_reply.REVIEW_REPLY, approval=None))
+    ReviewReplySettings.objects.update_or_create(bot=shop, defaults={"publish_url": receiver.url, "auto_pass": True})
+    fake_llm.tool_down("verdict")
+    fake_llm.script_tool("review_reply", tool_use({"reply": GOOD}))
+
+    run = review_reply_run(review=reviews[0])
+
+    assert run.status == RouteRun.Status.HANDOFF and run.handoff_reason == "judge_unavailable:overloaded"
+    kinds = [row["kind"] for row in _journal(shop, run.pk)]
+    assert kinds == ["llm_call", "llm_call", "check_skipped", "handoff"]
+    assert RunEvent.objects.get(run_id=run.pk, kind="handoff").detail["written_out"] is False
+    assert receiver.requests == []
