@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
-
 from assistant.llm.models import RunEvent, Usage
 from assistant.llm.pricing import estimate_cost
 
@@ -50,13 +48,8 @@ def usage_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> Usag
 
 
 def llm_call_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> None:
-    """One usage line and one journal row per model call, failed calls included: written together
-    (one commit), so a bill line never lacks its journal row and the pair costs one disk flush."""
-    with transaction.atomic():
-        _llm_call_rows(bot_id=bot_id, request=request, result=result)
-
-
-def _llm_call_rows(*, bot_id: int, request: LLMRequest, result: LLMResult) -> None:
+    """One usage line and one journal row per model call, failed calls included. An async route
+    commits them with what followed from the call (routes/engine.py); the chat turn as they come."""
     usage_record(bot_id=bot_id, request=request, result=result)
     detail: dict[str, Any] = {
         "provider": result.provider,

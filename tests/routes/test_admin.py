@@ -4,6 +4,7 @@ by POST, the timeline of a repaired run, English through gettext, and another te
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 
 from routes.models import RouteRun
 from routes.review_reply import review_reply_run
@@ -62,5 +63,8 @@ def test_another_tenants_run_is_a_404_like_a_missing_one(client, other_owner, ot
 def test_the_queue_speaks_english_through_gettext(client, owner, shop, settings):
     client.force_login(owner)
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
-    page = client.get(QUEUE).content.decode()
+    try:
+        page = client.get(QUEUE).content.decode()
+    finally:
+        translation.activate(settings.LANGUAGE_CODE)  # the middleware left English active in this thread
     assert "Decision queue" in page and "No replies are waiting for a decision" in page
