@@ -12,6 +12,10 @@ Hangs that a per-read timeout never notices: `drip_after` sends the rest of the 
 time (every read returns something, no event or body ever completes), `pings` keeps a stream busy
 with ping events before any content. `aborted` counts replies the client hung up on before the
 fake had sent them whole (a client that enforces its deadline).
+
+A judge: requests forcing one tool can get their own queue (`script_tool("verdict", verdict(0.3,
+"critique"), ...)`, played before the main queue), or that tool can be down (`tool_down("verdict")`:
+every such request answers 529), while the step's own calls go on as scripted.
 """
 
 from __future__ import annotations
