@@ -29,6 +29,7 @@ import asyncio
 import collections
 import logging
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from typing import Any
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+from redis.exceptions import RedisError
 
 from assistant.chat import frames
 from assistant.chat.models import Conversation, Message
@@ -63,8 +65,9 @@ async def _send_in_order(events: list[Event]) -> None:
     for group, event in events:
         try:
             await layer.group_send(group, event)
-        except Exception:  # the rows are saved; clients catch up on their next hello
-            logger.warning("event %s to %s not published", event.get("type"), group, exc_info=True)
+        except Exception as exc:  # the rows are saved; clients catch up on their next hello
+            outage = isinstance(exc, RedisError)  # Redis away for a moment: no traceback for each event
+            logger.warning("event %s to %s not published: %s", event.get("type"), group, exc, exc_info=not outage)
 
 
 @dataclass
@@ -103,17 +106,38 @@ async def _drain(box: _Outbox) -> None:
         await _send_in_order(box.queue.popleft())
 
 
+def _send_here(events: list[Event]) -> None:
+    """Send and wait, from a thread that is not a socket's worker. A thread that runs an event loop
+    of its own (a synchronous caller inside one, e.g. a script driving a browser) cannot wait on it:
+    the events leave from a short-lived thread instead. Never raises: the rows are saved."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runs_a_loop = False
+    else:
+        runs_a_loop = True
+    try:
+        if not runs_a_loop:
+            async_to_sync(_send_in_order)(events)
+            return
+        sender = threading.Thread(target=async_to_sync(_send_in_order), args=(events,), name="chat-events")
+        sender.start()
+        sender.join()
+    except Exception:
+        logger.warning("events %s not published", [event.get("type") for _group, event in events], exc_info=True)
+
+
 def _send_all(events: list[Event]) -> None:
     if not events:
         return
     loop = _main_loop()
     if loop is None:
-        async_to_sync(_send_in_order)(events)
+        _send_here(events)
         return
     try:
         loop.call_soon_threadsafe(_enqueue, loop, events)
     except RuntimeError:  # the loop closed in between: send from here
-        async_to_sync(_send_in_order)(events)
+        _send_here(events)
 
 
 def publish(
