@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "assistant.inbox",
     "review",
     "feedback",
+    "routes",
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -335,6 +336,11 @@ CELERY_BEAT_SCHEDULE |= {
 CELERY_TIMEZONE = TIME_ZONE
 # A conversation without a new message for this long has ended as far as its outcome goes (minutes).
 FEEDBACK_IDLE_MINUTES = env_int("FEEDBACK_IDLE_MINUTES", 30)
+
+# --- Async routes with bounded self-correction (routes/, seed 002) ---------------------------------
+# The installation's maximum repair budget per step: a route's declaration may only lower it.
+ROUTES_MAX_REPAIRS = env_int("ROUTES_MAX_REPAIRS", 3)
+ROUTES_MAX_STEP_SECONDS = env_float("ROUTES_MAX_STEP_SECONDS", 120.0)
 
 # --- REST API (api/, docs/api.md): per-bot keys, limits per key counted in Redis ---
 API_RATE = env_str("API_RATE", "600/min")  # requests per key
