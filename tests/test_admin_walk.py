@@ -35,6 +35,7 @@ from assistant.bots.models import Bot, Membership
 from assistant.bots.services import membership_add
 from assistant.chat import services as chat_services
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
+from assistant.commerce.models import OrderEndpoint, OrderLookup
 from assistant.llm.journal import run_event_record
 from assistant.llm.models import BotLLMSettings, RunEvent, Usage
 from feedback.models import Gap, Outcome
@@ -137,11 +138,20 @@ def _outcome(t: str, bot: Bot) -> Outcome:
                                   started_at=timezone.now())
 
 
+def _order_endpoint(t: str, bot: Bot) -> OrderEndpoint:
+    return OrderEndpoint.objects.create(bot=bot, url_template=f"https://{marker(t, OrderEndpoint)}.example/{{number}}")
+
+
+def _order_lookup(t: str, bot: Bot) -> OrderLookup:
+    return OrderLookup.objects.create(bot=bot, number=marker(t, OrderLookup), result="found")
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
     RunEvent: _runevent, BotLLMSettings: _llm_settings, Conversation: _conversation, Lead: _lead,
     WebhookDelivery: _webhook, ReviewItem: _review_item, Correction: _correction, Gap: _gap, Outcome: _outcome,
+    OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup,
 }
 
 

@@ -1,0 +1,98 @@
+"""The shop's own systems a bot reads: the order endpoint (one per bot) and the log of lookups.
+
+What must stay true:
+- Secret header values are stored only as a token (secrets.py) and never leave the server: the
+  admin shows their names, never their values.
+- A lookup row holds the number, the result and who asked, never the response body (it may carry
+  a name, an address, a phone).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from assistant.bots.models import Bot
+
+DEFAULT_NUMBER_PATTERN = r"\d{4,12}"
+MAX_NUMBER = 64  # characters of an order number, as typed; longer is never sent anywhere
+
+
+class OrderEndpoint(models.Model):
+    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="order_endpoint", verbose_name=_("бот"))
+    enabled = models.BooleanField(_("включено"), default=True)
+    url_template = models.CharField(
+        _("адрес запроса"), max_length=500,
+        help_text=_("Адрес с {number} на месте номера заказа, например https://shop.example/api/orders/{number}"),
+    )
+    headers_token = models.TextField(_("секретные заголовки (зашифрованы)"), blank=True, editable=False)
+    header_names = models.JSONField(_("имена заголовков"), default=list, blank=True, editable=False)
+    status_pointer = models.CharField(
+        _("где статус"), max_length=200, default="/status",
+        help_text=_("JSON Pointer, например /status или /order/state"),
+    )
+    date_pointer = models.CharField(
+        _("где дата доставки"), max_length=200, blank=True, help_text=_("например /delivery/date")
+    )
+    tracking_pointer = models.CharField(
+        _("где ссылка для отслеживания"), max_length=200, blank=True, help_text=_("например /tracking_url")
+    )
+    phone_pointer = models.CharField(
+        _("где телефон покупателя"), max_length=200, blank=True,
+        help_text=_("Для второго фактора: последние 4 цифры сверяются с этим полем; посетителю не показывается."),
+    )
+    email_pointer = models.CharField(
+        _("где e-mail покупателя"), max_length=200, blank=True,
+        help_text=_("Для второго фактора; посетителю не показывается."),
+    )
+    number_pattern = models.CharField(
+        _("шаблон номера заказа"), max_length=100, default=DEFAULT_NUMBER_PATTERN,
+        help_text=_("Регулярное выражение для номера в сообщении, например \\d{4,12} или [A-Z]{2}-\\d{6}"),
+    )
+    second_factor = models.BooleanField(
+        _("спрашивать второй фактор"), default=False,
+        help_text=_("Перед показом заказа спросить последние 4 цифры телефона или e-mail из заказа."),
+    )
+    sample_number = models.CharField(_("номер для проверки"), max_length=MAX_NUMBER, blank=True)
+    created_at = models.DateTimeField(_("создано"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("изменено"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("источник статусов заказов")
+        verbose_name_plural = _("источники статусов заказов")
+
+    def __str__(self) -> str:
+        return f"{self.bot.slug}: {self.url_template}"
+
+
+class OrderLookup(models.Model):
+    class Result(models.TextChoices):
+        FOUND = "found", _("найден")
+        NOT_FOUND = "not_found", _("не найден")
+        UNAVAILABLE = "unavailable", _("не проверить")
+        FACTOR_MISMATCH = "factor_mismatch", _("второй фактор не совпал")
+        LIMITED = "limited", _("слишком часто")
+        BAD_NUMBER = "bad_number", _("не номер")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="order_lookups", verbose_name=_("бот"))
+    number = models.CharField(_("номер"), max_length=MAX_NUMBER)
+    result = models.CharField(_("результат"), max_length=16, choices=Result.choices)
+    visitor_id = models.CharField(_("посетитель"), max_length=64, blank=True)
+    ip = models.GenericIPAddressField(_("адрес"), null=True, blank=True)
+    conversation_id = models.BigIntegerField(_("разговор"), null=True, blank=True)
+    http_status = models.PositiveSmallIntegerField(_("код ответа"), null=True, blank=True)
+    reason = models.CharField(_("причина"), max_length=300, blank=True)
+    duration_ms = models.FloatField(_("время, мс"), default=0.0)
+    created_at = models.DateTimeField(_("время"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("проверка заказа")
+        verbose_name_plural = _("проверки заказов")
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["bot", "-created_at"], name="orderlookup_bot_recent"),
+            models.Index(fields=["bot", "number"], name="orderlookup_bot_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.number}: {self.result}"
