@@ -59,6 +59,17 @@ def order_endpoint_validate(
         except ValidationError as exc:
             errors.setdefault(name, []).extend(exc.messages)
 
+    fields = {"url_template": url_template, "status_pointer": status_pointer, "date_pointer": date_pointer,
+              "tracking_pointer": tracking_pointer, "phone_pointer": phone_pointer, "email_pointer": email_pointer,
+              "number_pattern": number_pattern, "sample_number": sample_number}
+    for name, value in fields.items():
+        check(name, validation.validate_plain, value)
+    limits = {"url_template": 500, "number_pattern": 100}
+    for name, value in fields.items():
+        if len(value) > limits.get(name, 200):
+            errors.setdefault(name, []).append(f"Не длиннее {limits.get(name, 200)} знаков.")
+    if errors:
+        raise ValidationError(errors)
     check("url_template", validation.validate_url_template, url_template)
     for name, value in (("status_pointer", status_pointer), ("date_pointer", date_pointer),
                         ("tracking_pointer", tracking_pointer), ("phone_pointer", phone_pointer),

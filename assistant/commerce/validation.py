@@ -18,6 +18,15 @@ _TOKEN: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 _FORBIDDEN: Final = frozenset({"host", "content-length", "transfer-encoding", "connection", "upgrade", "te"})
 
 
+_UNSTORABLE: Final = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def validate_plain(value: str) -> None:
+    """One line of text PostgreSQL can store: no control characters, no lone surrogates."""
+    if _UNSTORABLE.search(value):
+        raise ValidationError("Уберите управляющие и невидимые символы.", code="control")
+
+
 def validate_url_template(value: str) -> None:
     if value.count(PLACEHOLDER) != 1 or value.replace(PLACEHOLDER, "").count("{") or "}" in value.replace(
         PLACEHOLDER, ""
@@ -61,7 +70,7 @@ def parse_headers(text: str) -> dict[str, str]:
             )
         if name.lower() in _FORBIDDEN:
             raise ValidationError(f"Строка {number}: заголовок {name} задаёт сам сервер.", code="header")
-        if len(value) > 2000 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        if len(value) > 2000 or _UNSTORABLE.search(value):
             raise ValidationError(f"Строка {number}: значение слишком длинное или с управляющими символами.",
                                   code="header")
         headers[name] = value

@@ -18,7 +18,9 @@ ORDERS: dict[str, dict[str, Any]] = {
         "tracking_url": "https://track.example/RU48213",
         "customer": {"phone": "+7 (999) 123-45-67", "email": "Ivan@Example.ru", "name": "Иван Петров"},
     },
-    "48214": {"status": "Собирается на складе", "delivery": {"date": "к выходным"}, "tracking_url": "javascript:alert(1)"},
+    "48214": {
+        "status": "Собирается на складе", "delivery": {"date": "к выходным"}, "tracking_url": "javascript:alert(1)",
+    },
     "48215": {"status": {"code": 3}},  # a status that is not text
     "48216": {"state": "done"},  # no status where the pointer says
 }
@@ -51,7 +53,7 @@ class ShopAPI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 api.hits.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
                 if api.delay:
                     time.sleep(api.delay)
