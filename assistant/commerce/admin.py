@@ -39,6 +39,7 @@ class OrderEndpointForm(forms.ModelForm):
     class Meta:
         model = OrderEndpoint
         fields = ["bot", *_CONFIGURED]
+        widgets = {"url_template": forms.TextInput(attrs={"class": "vURLField", "size": 90, "spellcheck": "false"})}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
