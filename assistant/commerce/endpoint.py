@@ -18,6 +18,7 @@ What must stay true:
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -67,30 +68,40 @@ def order_url(endpoint: OrderEndpoint, number: str) -> str:
     return endpoint.url_template.replace("{number}", quote(number, safe=""))
 
 
+_clients: dict[tuple[Any, ...], http.SafeClient] = {}
+_clients_lock = threading.Lock()
+
+
 def make_client() -> http.SafeClient:
-    """A client with the order limits; callers that look up many orders reuse one (pooled connections)."""
-    return http.SafeClient(timeout=settings.ORDER_TIMEOUT, max_bytes=settings.ORDER_MAX_BYTES, max_redirects=3)
+    """The process's client with the order limits, shared by every lookup (SafeClient is
+    thread-safe): a new httpx client per lookup would build a TLS context and a connection each
+    time, tens of milliseconds. Keyed by the settings it was made with, so a changed setting
+    (tests, a reload) gets a client of its own."""
+    key = (settings.ORDER_TIMEOUT, settings.ORDER_MAX_BYTES, settings.CRAWL_ALLOW_PRIVATE,
+           tuple(getattr(settings, "CRAWL_ALLOWED_NETWORKS", [])))
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = http.SafeClient(
+                timeout=settings.ORDER_TIMEOUT, max_bytes=settings.ORDER_MAX_BYTES, max_redirects=3
+            )
+        return client
 
 
 def order_fetch(*, endpoint: OrderEndpoint, number: str, client: http.SafeClient | None = None) -> Fetched:
     """Ask the endpoint about `number`. Never raises for anything the endpoint or the network does."""
     started = time.perf_counter()
-    own = client is None
     client = client or make_client()
     try:
-        try:
-            headers = {"Accept": "application/json", **secrets.unseal(endpoint.headers_token)}
-        except SecretsUnreadable as exc:
-            return Fetched("unavailable", reason=str(exc), duration_ms=_ms(started))
-        url = order_url(endpoint, number)
-        result, attempts = _attempts(client, url, headers)
-        if isinstance(result, str):
-            return Fetched("unavailable", reason=result, duration_ms=_ms(started), attempts=attempts)
-        fetched = _read(endpoint, result)
-        return Fetched(fetched.outcome, fetched.order, result.status, fetched.reason, _ms(started), attempts)
-    finally:
-        if own:
-            client.close()
+        headers = {"Accept": "application/json", **secrets.unseal(endpoint.headers_token)}
+    except SecretsUnreadable as exc:
+        return Fetched("unavailable", reason=str(exc), duration_ms=_ms(started))
+    url = order_url(endpoint, number)
+    result, attempts = _attempts(client, url, headers)
+    if isinstance(result, str):
+        return Fetched("unavailable", reason=result, duration_ms=_ms(started), attempts=attempts)
+    fetched = _read(endpoint, result)
+    return Fetched(fetched.outcome, fetched.order, result.status, fetched.reason, _ms(started), attempts)
 
 
 def _attempts(client: http.SafeClient, url: str, headers: dict[str, str]) -> tuple[http.Response | str, int]:
