@@ -103,7 +103,8 @@ def measure(bot: Any, template: str, lookups: int) -> dict[str, list[float]]:
         assert reply is not None and reply.intent == "thanks"
 
     for _warm in range(5):
-        baseline(), chain(-1), via_services(), thanks()
+        for warm in (baseline, functools.partial(chain, -1), via_services, thanks):
+            warm()
     for i in range(lookups):
         calls = (("baseline", baseline), ("chain", functools.partial(chain, i)), ("services", via_services),
                  ("thanks", thanks))
