@@ -96,3 +96,65 @@ class OrderLookup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.number}: {self.result}"
+
+
+class CatalogOffer(models.Model):
+    """One offer of a catalog feed (Yandex Market YML or CSV), as the feed last said it. Every price
+    and availability a visitor is shown comes from this row, never from a model."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="catalog_offers", verbose_name=_("бот"))
+    source = models.ForeignKey("knowledge.Source", on_delete=models.CASCADE, related_name="offers",
+                               verbose_name=_("каталог"))
+    offer_id = models.CharField(_("id в фиде"), max_length=80)
+    name = models.CharField(_("название"), max_length=500)
+    price = models.DecimalField(_("цена"), max_digits=14, decimal_places=2)
+    old_price = models.DecimalField(_("старая цена"), max_digits=14, decimal_places=2, null=True, blank=True)
+    currency = models.CharField(_("валюта"), max_length=8, default="RUB")
+    available = models.BooleanField(_("в наличии"), default=True)
+    url = models.CharField(_("адрес"), max_length=2000, blank=True)
+    picture = models.CharField(_("картинка"), max_length=2000, blank=True)
+    category = models.CharField(_("категория"), max_length=300, blank=True)
+    vendor = models.CharField(_("производитель"), max_length=200, blank=True)
+    description = models.TextField(_("описание"), blank=True)
+    params = models.JSONField(_("характеристики"), default=dict, blank=True)
+    content_hash = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(_("обновлено"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("товар")
+        verbose_name_plural = _("товары")
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["source", "offer_id"], name="catalogoffer_one_per_feed")]
+        indexes = [models.Index(fields=["bot", "price"], name="catalogoffer_bot_price")]
+
+    def __str__(self) -> str:
+        return f"{self.name} — {self.price} {self.currency}"
+
+
+class CatalogImport(models.Model):
+    """One import of a feed: what changed, what was refused, and why (in words for the owner)."""
+
+    class Status(models.TextChoices):
+        DONE = "done", _("загружен")
+        FAILED = "failed", _("не загружен")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="catalog_imports", verbose_name=_("бот"))
+    source = models.ForeignKey("knowledge.Source", on_delete=models.CASCADE, related_name="catalog_imports",
+                               verbose_name=_("каталог"))
+    status = models.CharField(_("итог"), max_length=8, choices=Status.choices)
+    added = models.PositiveIntegerField(_("добавлено"), default=0)
+    changed = models.PositiveIntegerField(_("изменено"), default=0)
+    removed = models.PositiveIntegerField(_("удалено"), default=0)
+    skipped = models.PositiveIntegerField(_("пропущено"), default=0)
+    message = models.CharField(_("сообщение"), max_length=500, blank=True)
+    problems = models.JSONField(_("замечания"), default=list, blank=True)  # first few skipped offers, with reasons
+    duration_ms = models.FloatField(_("время, мс"), default=0.0)
+    created_at = models.DateTimeField(_("время"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("загрузка каталога")
+        verbose_name_plural = _("загрузки каталога")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}: +{self.added} ~{self.changed} −{self.removed}"
