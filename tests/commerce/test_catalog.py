@@ -147,7 +147,7 @@ class _Feeds(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         if self.path == "/huge.xml":
             self.send_response(200)
             self.send_header("Content-Type", "application/xml")
@@ -191,7 +191,7 @@ def test_the_command_imports_and_explains_a_refusal(bot, tmp_path):
     out = io.StringIO()
     call_command("importcatalog", bot.slug, str(_write(tmp_path, "feed.xml", YML)), stdout=out)
     assert "добавлено 2" in out.getvalue() and "пропущено 3" in out.getvalue()
-    with pytest.raises(CommandError, match="объявлены свои сущности.*не изменились"):
+    with pytest.raises(CommandError, match=r"объявлены свои сущности.*не изменились"):
         call_command("importcatalog", bot.slug, str(_write(tmp_path, "evil.xml", BILLION_LAUGHS)))
     with pytest.raises(CommandError, match="не найден"):
         call_command("importcatalog", bot.slug, str(tmp_path / "nope.csv"))
