@@ -35,7 +35,7 @@ from assistant.bots.models import Bot, Membership
 from assistant.bots.services import membership_add
 from assistant.chat import services as chat_services
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
-from assistant.commerce.models import OrderEndpoint, OrderLookup
+from assistant.commerce.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
 from assistant.llm.journal import run_event_record
 from assistant.llm.models import BotLLMSettings, RunEvent, Usage
 from feedback.models import Gap, Outcome
@@ -146,12 +146,23 @@ def _order_lookup(t: str, bot: Bot) -> OrderLookup:
     return OrderLookup.objects.create(bot=bot, number=marker(t, OrderLookup), result="found")
 
 
+def _catalog_offer(t: str, bot: Bot) -> CatalogOffer:
+    return CatalogOffer.objects.create(bot=bot, source=bot.sources.get(), offer_id="1", name=marker(t, CatalogOffer),
+                                       price=1, content_hash="x")
+
+
+def _catalog_import(t: str, bot: Bot) -> CatalogImport:
+    return CatalogImport.objects.create(bot=bot, source=bot.sources.get(), status="done",
+                                        message=marker(t, CatalogImport))
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
     RunEvent: _runevent, BotLLMSettings: _llm_settings, Conversation: _conversation, Lead: _lead,
     WebhookDelivery: _webhook, ReviewItem: _review_item, Correction: _correction, Gap: _gap, Outcome: _outcome,
-    OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup,
+    OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
+    CatalogImport: _catalog_import,
 }
 
 

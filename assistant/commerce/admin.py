@@ -7,17 +7,20 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.conf import settings
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
-from django.urls import URLPattern, path
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from assistant.bots.admin_scoping import BotScopedAdmin
-from assistant.commerce import services, validation
+from assistant.bots.models import Bot
+from assistant.commerce import catalog, feeds, services, validation
 from assistant.commerce.endpoint import Fetched
-from assistant.commerce.models import OrderEndpoint, OrderLookup
+from assistant.commerce.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
 
 _CONFIGURED = (
     "url_template", "status_pointer", "date_pointer", "tracking_pointer", "phone_pointer", "email_pointer",
@@ -140,6 +143,94 @@ class OrderLookupAdmin(BotScopedAdmin):
     list_filter = ("result", "bot")
     search_fields = ("number", "visitor_id")
     date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class CatalogUploadForm(forms.Form):
+    bot = forms.ModelChoiceField(queryset=Bot.objects.none(), label=_("Бот"))
+    feed = forms.FileField(label=_("Файл фида"), required=False, help_text=_("YML (.xml) или CSV"))
+    url = forms.URLField(label=_("Или адрес фида"), required=False, assume_scheme="https",
+                         help_text=_("Например https://shop.example/market.xml"))
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if not cleaned.get("feed") and not cleaned.get("url") and not self.errors:
+            raise ValidationError(_("Выберите файл или укажите адрес фида."))
+        return cleaned
+
+
+@admin.register(CatalogImport)
+class CatalogImportAdmin(BotScopedAdmin):
+    change_list_template = "admin/commerce/catalogimport/change_list.html"
+    list_display = ("created_at", "bot", "source", "status", "added", "changed", "removed", "skipped", "message")
+    list_select_related = ("bot", "source")
+    list_filter = ("status", "bot")
+    readonly_fields = ("bot", "source", "status", "added", "changed", "removed", "skipped", "message", "problems",
+                       "duration_ms", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.upload_view)
+        return [path("upload/", view, name="commerce_catalogimport_upload"), *super().get_urls()]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        return super().changelist_view(request, {**(extra_context or {}), "title": _("Загрузки каталога")})
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        """«Загрузить каталог»: a file or an address, for one of the owner's bots."""
+        if not self._member(request, None):
+            raise Http404
+        form = CatalogUploadForm(request.POST or None, request.FILES or None)
+        form.fields["bot"].queryset = Bot.objects.filter(pk__in=self._ids(request)).order_by("name")  # type: ignore[attr-defined]
+        if request.method == "POST" and form.is_valid():
+            bot, upload, url = form.cleaned_data["bot"], form.cleaned_data.get("feed"), form.cleaned_data.get("url")
+            try:
+                if upload is not None:
+                    if (upload.size or 0) > settings.CATALOG_MAX_BYTES:  # refused before it is read
+                        form.add_error("feed", _("Файл больше допустимого (%(mb)s МБ): такой фид не загружаем.") % {
+                            "mb": settings.CATALOG_MAX_BYTES // (1024 * 1024)})
+                        imported = None
+                    else:
+                        imported = catalog.catalog_import_bytes(bot=bot, data=upload.read(), name=upload.name)
+                else:
+                    imported = catalog.catalog_import_url(bot=bot, url=str(url))
+            except feeds.FeedError as exc:
+                form.add_error("url", str(exc))
+                imported = None
+            if imported is not None:
+                run = imported.run
+                if run.status == CatalogImport.Status.DONE:
+                    messages.success(request, _(
+                        "Каталог загружен: добавлено %(a)s, изменено %(c)s, удалено %(r)s, пропущено %(s)s."
+                    ) % {"a": run.added, "c": run.changed, "r": run.removed, "s": run.skipped})
+                else:
+                    messages.error(request, _("Каталог не загружен: %(why)s. Загруженные раньше товары не изменились.")
+                                   % {"why": run.message})
+                return HttpResponseRedirect(reverse("admin:commerce_catalogimport_changelist"))
+        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
+                   "title": _("Загрузить каталог")}
+        return TemplateResponse(request, "admin/commerce/catalogimport/upload.html", context)
+
+
+@admin.register(CatalogOffer)
+class CatalogOfferAdmin(BotScopedAdmin):
+    list_display = ("name", "bot", "price", "old_price", "available", "category", "vendor", "offer_id")
+    list_select_related = ("bot",)
+    list_filter = ("available", "bot")
+    search_fields = ("name", "offer_id", "vendor")
+    readonly_fields = ("bot", "source", "offer_id", "name", "price", "old_price", "currency", "available", "url",
+                       "picture", "category", "vendor", "description", "params", "updated_at")
+    exclude = ("content_hash",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

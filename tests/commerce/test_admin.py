@@ -75,3 +75,28 @@ def test_another_owner_cannot_check_or_open_the_endpoint(client, other_owner, ot
     assert client.post(missing, {"number": "48213"}).status_code == 404
     assert client.get(reverse("admin:commerce_orderendpoint_change", args=[endpoint.pk])).status_code == 404
     assert shop_api.hits == [] and OrderLookup.objects.count() == 0
+
+
+def test_an_owner_uploads_a_catalog_and_a_bad_one_changes_nothing(client, owner, bot, other_bot):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from assistant.commerce.models import CatalogOffer
+    from tests.commerce.test_catalog import BILLION_LAUGHS, YML
+
+    client.force_login(owner)
+    url = reverse("admin:commerce_catalogimport_upload")
+    page = client.get(url).content.decode()
+    assert "Демо-магазин" in page and "Чужой магазин" not in page
+    done = client.post(url, {"bot": bot.pk, "feed": SimpleUploadedFile("feed.xml", YML)}, follow=True)
+    assert "Каталог загружен: добавлено 2, изменено 0, удалено 0, пропущено 3." in done.content.decode()
+    refused = client.post(url, {"bot": bot.pk, "feed": SimpleUploadedFile("evil.xml", BILLION_LAUGHS)}, follow=True)
+    text = refused.content.decode()
+    assert "Каталог не загружен" in text and "объявлены свои сущности" in text
+    assert CatalogOffer.objects.filter(bot=bot).count() == 2
+    foreign = client.post(url, {"bot": other_bot.pk, "feed": SimpleUploadedFile("feed.xml", YML)})
+    assert foreign.status_code == 200 and "Выберите корректный вариант" in foreign.content.decode()
+    assert not CatalogOffer.objects.filter(bot=other_bot).exists()
+    empty = client.post(url, {"bot": bot.pk})
+    assert "Выберите файл или укажите адрес фида." in empty.content.decode()
+    listing = client.get(reverse("admin:commerce_catalogoffer_changelist")).content.decode()
+    assert "Пылесос Вихрь 100" in listing
