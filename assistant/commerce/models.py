@@ -9,6 +9,8 @@ What must stay true:
 
 from __future__ import annotations
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -98,6 +100,16 @@ class OrderLookup(models.Model):
         return f"{self.number}: {self.result}"
 
 
+def _weighted(weight: str, *fields: str) -> models.Func:
+    """to_tsvector('russian') of `fields` (joined by spaces) with a weight, as a generated column
+    may use it (an immutable expression, the configuration spelled out)."""
+    return models.Func(
+        *[models.F(name) for name in fields], arg_joiner=" || ' ' || ",
+        template=f"setweight(to_tsvector('russian'::regconfig, %(expressions)s), '{weight}')",
+        output_field=SearchVectorField(),
+    )
+
+
 class CatalogOffer(models.Model):
     """One offer of a catalog feed (Yandex Market YML or CSV), as the feed last said it. Every price
     and availability a visitor is shown comes from this row, never from a model."""
@@ -118,6 +130,15 @@ class CatalogOffer(models.Model):
     description = models.TextField(_("описание"), blank=True)
     params = models.JSONField(_("характеристики"), default=dict, blank=True)
     content_hash = models.CharField(max_length=64)
+    # Name first (A), then vendor and category (B), then the description (C): products.py ranks by it.
+    search_vector = models.GeneratedField(
+        expression=models.Func(
+            _weighted("A", "name"), _weighted("B", "vendor", "category"), _weighted("C", "description"),
+            template="%(expressions)s", arg_joiner=" || ", output_field=SearchVectorField(),
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
     updated_at = models.DateTimeField(_("обновлено"), auto_now=True)
 
     class Meta:
@@ -125,7 +146,10 @@ class CatalogOffer(models.Model):
         verbose_name_plural = _("товары")
         ordering = ["name"]
         constraints = [models.UniqueConstraint(fields=["source", "offer_id"], name="catalogoffer_one_per_feed")]
-        indexes = [models.Index(fields=["bot", "price"], name="catalogoffer_bot_price")]
+        indexes = [
+            models.Index(fields=["bot", "price"], name="catalogoffer_bot_price"),
+            GinIndex(fields=["search_vector"], name="catalogoffer_search_gin"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} — {self.price} {self.currency}"
