@@ -11,9 +11,15 @@ written to a file; rows:
 - re-import unchanged: the same file again (nothing written);
 - re-import with 10 % of prices changed and 5 % of offers replaced (changed / added / removed).
 
-Target (issue 13): ≤ 60 s for the first import of 10,000 offers. Embeddings of offers are not
-part of it: product search by meaning is not built yet. The bench bot (`bench-catalog`) is
-deleted at the end.
+Then product search at the same size: `products.product_search` for 200 shop questions (price
+ceilings and floors, in stock, vendors, categories, plain words), p50 / p95, against the
+baseline the issue names: the entries search (`knowledge.search.search_entries`, hybrid, query
+vector given so embedding is excluded) on a bot with as many entries (the offers' texts, random
+unit vectors, COPY + the HNSW build as bench/search_speed.py does it), the same questions.
+
+Targets (issue 13): ≤ 60 s for the first import of 10,000 offers; product search p95 ≤ 50 ms at
+10,000 offers. Embeddings of offers are not part of either: product search by meaning is not
+built yet. The bench bots (`bench-catalog`, `bench-catalog-entries`) are deleted at the end.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -31,6 +38,7 @@ from bench import common
 
 SLUG = "bench-catalog"
 TARGET_S = 60.0
+SEARCH_TARGET_MS = 50.0
 WORDS = ["Пылесос", "Чайник", "Кофемашина", "Светильник", "Кондиционер", "Утюг", "Блендер", "Удлинитель"]
 VENDORS = ["Вихрь", "Ключ", "Пар", "Свет", "Холод", "Дом"]
 
@@ -62,6 +70,74 @@ def make_feed(offers: int, *, seed: int = 1, price_shift: float = 0.0, replace: 
     return "".join(parts).encode()
 
 
+QUESTIONS = [
+    "есть {w} до {p} ₽?", "{w} от {q} тысяч в наличии", "{w} {v}", "что есть от {v} дешевле {p}?",
+    "{w} для дома", "нужен {w} в наличии", "{w} от {q} до {r} тыс.", "покажите {w}",
+]
+
+
+def questions(count: int) -> list[str]:
+    rng = random.Random(7)
+    made = []
+    for i in range(count):
+        made.append(QUESTIONS[i % len(QUESTIONS)].format(
+            w=rng.choice(WORDS).lower(), v=rng.choice(VENDORS), p=rng.randint(2, 60) * 1000,
+            q=rng.randint(1, 20), r=rng.randint(21, 60)))
+    return made
+
+
+def search_rows(bot: Any, count: int) -> list[str]:
+    """p50 / p95 of product search and of the entries search at the same size, same questions."""
+    import numpy as np
+
+    from assistant.commerce.models import CatalogOffer
+    from assistant.commerce.products import product_search
+    from bench import search_speed
+    from knowledge.evaluation import percentile
+    from knowledge.indexing import lexicon_refresh
+    from knowledge.search import search_entries
+
+    asked = questions(count)
+    product_search(bot=bot, text=asked[0])
+    times, hits = [], 0
+    for question in asked:
+        started = time.perf_counter()
+        found = product_search(bot=bot, text=question)
+        times.append((time.perf_counter() - started) * 1000)
+        hits += bool(found.offers)
+    size = CatalogOffer.objects.filter(bot=bot).count()
+    entries_bot = common.bench_bot("bench-catalog-entries", fresh=True)
+    rng = np.random.default_rng(3)
+
+    def unit() -> np.ndarray:
+        vector = rng.standard_normal(search_speed.DIM).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    rows = [(name, f"{name}. {description}", "[" + ",".join(f"{x:.5f}" for x in unit()) + "]")
+            for name, description in CatalogOffer.objects.filter(bot=bot).values_list("name", "description")]
+    search_speed.drop_hnsw()
+    try:
+        search_speed.copy_entries(entries_bot.pk, rows)
+    finally:
+        search_speed.rebuild_hnsw()
+    lexicon_refresh(bot_id=entries_bot.pk)
+    vectors = [unit() for _ in asked]
+    search_entries(entries_bot, asked[0], query_vector=vectors[0], model_key=search_speed.MODEL)
+    base = []
+    for question, vector in zip(asked, vectors, strict=True):
+        started = time.perf_counter()
+        search_entries(entries_bot, question, k=5, query_vector=vector, model_key=search_speed.MODEL)
+        base.append((time.perf_counter() - started) * 1000)
+    common.drop_bot("bench-catalog-entries")
+    p95 = percentile(times, 95)
+    return [
+        f"| baseline: entries search (hybrid, k=5) at {size} entries | {percentile(base, 50):.1f} | "
+        f"{percentile(base, 95):.1f} | — | — |",
+        f"| product search (k=3) at {size} offers | {percentile(times, 50):.1f} | {p95:.1f} | "
+        f"{hits} / {len(asked)} | {'met' if p95 <= SEARCH_TARGET_MS else 'not met'} |",
+    ]
+
+
 def timed(call: object) -> tuple[float, object]:
     started = time.perf_counter()
     result = call()  # type: ignore[operator]
@@ -71,6 +147,7 @@ def timed(call: object) -> tuple[float, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=10000)
+    parser.add_argument("--questions", type=int, default=200)
     args = parser.parse_args()
     common.setup_django()
     from lxml import etree
@@ -103,7 +180,12 @@ def main() -> None:
             verdict = ("met" if seconds <= TARGET_S else "not met") if label == "first import" else "—"
             print(f"| {label} | {seconds:.2f} | {run.added} / {run.changed} / {run.removed} / {run.skipped} "
                   f"| {verdict} |")
-        print(f"\n{CatalogOffer.objects.filter(bot=bot).count()} offers stored at the end.")
+        print(f"\n{CatalogOffer.objects.filter(bot=bot).count()} offers stored at the end.\n")
+        print(f"{args.questions} questions; ms.\n")
+        print("| search | p50 | p95 | questions with offers | target p95 ≤ 50 ms |")
+        print("|---|---|---|---|---|")
+        for line in search_rows(bot, args.questions):
+            print(line)
     finally:
         CatalogOffer.objects.filter(bot=bot).delete()
         common.drop_bot(SLUG)

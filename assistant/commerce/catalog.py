@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 
 from assistant.bots.models import Bot
-from assistant.commerce import feeds
+from assistant.commerce import feeds, products
 from assistant.commerce.models import CatalogImport, CatalogOffer
 from knowledge import http
 from knowledge.models import Source
@@ -105,6 +106,7 @@ def _store(bot: Bot, source: Source, offers: list[feeds.OfferDraft]) -> tuple[in
         gone = set(known) - {d.offer_id for d in offers}
         if gone:
             CatalogOffer.objects.filter(source=source, offer_id__in=gone).delete()
+        transaction.on_commit(lambda: cache.delete(products.facets_key(bot.pk)))
     return len(fresh), len(updated), len(gone)
 
 

@@ -7,11 +7,13 @@ What must stay true:
 - Every price, old price and availability returned is the offer row's own, as the feed said it.
 - A filter is applied only when the question says it; the filters that were applied come back
   with the hits, so a reply (and a person reading the log) can say why these offers.
-- Three queries at most: the bot's vendors and categories, the search, nothing per offer.
+- Two queries at most: the bot's vendors and categories (cached; an import drops the cache after
+  commit), the search; nothing per offer.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -19,6 +21,7 @@ from typing import Any, Final
 
 import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.cache import cache
 from django.db.models import F, Q
 
 from assistant.bots.models import Bot
@@ -41,6 +44,8 @@ _ASKING: Final = frozenset(
     "дешевле дороже не больше меньше пределах максимум минимум что чтобы для".split()
 )
 _STEM: Final = snowballstemmer.stemmer("russian")
+_ASKING_STEMS: Final = frozenset(_STEM.stemWord(w) for w in _ASKING)
+FACETS_SECONDS: Final = 300  # the bot's vendor and category names, cached; an import refreshes them
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,25 @@ def _amount(number: str, scale: str | None) -> Decimal:
     return value
 
 
-def _stems(text: str) -> set[str]:
-    return {_STEM.stemWord(w.casefold()) for w in _WORD.findall(text)}
+@functools.lru_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_STEM.stemWord(w.casefold()) for w in _WORD.findall(text))
+
+
+def facets_key(bot_id: int) -> str:
+    return f"commerce:facets:{bot_id}"
+
+
+def facets(bot: Bot) -> tuple[list[str], list[str]]:
+    """The bot's vendor and category names (what a question may name), from the cache or one query."""
+    cached = cache.get(facets_key(bot.pk))
+    if cached is not None:
+        return cached[0], cached[1]
+    pairs = list(CatalogOffer.objects.filter(bot=bot).order_by().values_list("vendor", "category").distinct())
+    vendors = sorted({v for v, _c in pairs if v})
+    categories = sorted({c for _v, c in pairs if c})
+    cache.set(facets_key(bot.pk), (vendors, categories), FACETS_SECONDS)
+    return vendors, categories
 
 
 def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Filters:
@@ -108,7 +130,7 @@ def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Fil
     in_stock = bool(_IN_STOCK.search(rest))
     lowered = f" {rest.casefold()} "
     named_vendors = tuple(v for v in vendors if v and re.search(rf"(?<!\w){re.escape(v.casefold())}(?!\w)", lowered))
-    question = _stems(rest) - {_STEM.stemWord(w) for w in _ASKING}
+    question = _stems(rest) - _ASKING_STEMS
     named_categories = tuple(c for c in categories if c and _stems(c.rsplit("/", 1)[-1]) & question)
     words = tuple(sorted(w for w in {w.casefold() for w in _WORD.findall(rest)} if w not in _ASKING))
     return Filters(price_min, price_max, in_stock, named_vendors, named_categories, words[:12])
@@ -116,9 +138,7 @@ def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Fil
 
 def product_search(*, bot: Bot, text: str, k: int = 3) -> Found:
     """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches)."""
-    pairs = list(CatalogOffer.objects.filter(bot=bot).values_list("vendor", "category").distinct())
-    vendors = sorted({v for v, _c in pairs if v})
-    categories = sorted({c for _v, c in pairs if c})
+    vendors, categories = facets(bot)
     filters = read_filters(text, vendors=vendors, categories=categories)
     scope = Q(bot=bot)
     if filters.price_min is not None:
