@@ -61,7 +61,7 @@ def test_the_services_refuse_a_javascript_link_and_write_nothing(bot):
         entry_upsert(bot=bot, source=None, draft=EntryDraft(key="k", title="t", text="x", url="javascript:alert(1)"))
     with pytest.raises(ValidationError):
         source_get_or_create(bot=bot, kind="site", url="javascript:alert(1)")
-    assert not Entry.objects.exists() and not Source.objects.exists()
+    assert not Entry.objects.filter(bot=bot).exists() and not Source.objects.filter(bot=bot).exists()
 
 
 @pytest.mark.django_db
@@ -72,7 +72,7 @@ def test_a_passage_file_with_a_javascript_link_names_the_line_and_loads_nothing(
     with pytest.raises(RowsInvalid) as caught:
         passages_load(bot=bot, filename="kb.jsonl", data=data)
     assert "строка 2: поле «url»: Ссылка «javascript:alert(1)» не подходит" in str(caught.value)
-    assert not Entry.objects.exists()
+    assert not Entry.objects.filter(bot=bot).exists()
 
 
 ENTRY_FORM = {"kind": "qa", "title": "Возврат", "heading_path": "", "text": "14 дней.", "weight": "0.5",

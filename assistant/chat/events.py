@@ -29,6 +29,7 @@ import asyncio
 import collections
 import logging
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,17 +104,38 @@ async def _drain(box: _Outbox) -> None:
         await _send_in_order(box.queue.popleft())
 
 
+def _send_here(events: list[Event]) -> None:
+    """Send and wait, from a thread that is not a socket's worker. A thread that runs an event loop
+    of its own (a synchronous caller inside one, e.g. a script driving a browser) cannot wait on it:
+    the events leave from a short-lived thread instead. Never raises: the rows are saved."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runs_a_loop = False
+    else:
+        runs_a_loop = True
+    try:
+        if not runs_a_loop:
+            async_to_sync(_send_in_order)(events)
+            return
+        sender = threading.Thread(target=async_to_sync(_send_in_order), args=(events,), name="chat-events")
+        sender.start()
+        sender.join()
+    except Exception:
+        logger.warning("events %s not published", [event.get("type") for _group, event in events], exc_info=True)
+
+
 def _send_all(events: list[Event]) -> None:
     if not events:
         return
     loop = _main_loop()
     if loop is None:
-        async_to_sync(_send_in_order)(events)
+        _send_here(events)
         return
     try:
         loop.call_soon_threadsafe(_enqueue, loop, events)
     except RuntimeError:  # the loop closed in between: send from here
-        async_to_sync(_send_in_order)(events)
+        _send_here(events)
 
 
 def publish(

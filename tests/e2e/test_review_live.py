@@ -62,21 +62,24 @@ def session_bot(
         user = get_user_model().objects.create_user(username="review-owner", email="review@shop.example",
                                                     password=PASSWORD, is_staff=True)
         bot = Bot.objects.create(name="ТехноДом", slug="e2e-review", confidence_threshold=0.99)
-        Membership.objects.create(bot=bot, user=user, role=Membership.Role.OWNER)
-        origin = shop_factory(snippet(live_app, bot.public_key, title="ТехноДом"))
-        bot.site_url, bot.allowed_origins = f"{origin}/", [origin]
-        bot.save(update_fields=["site_url", "allowed_origins"])
-        for key, title, text, url in KNOWLEDGE:
-            entry_upsert(bot=bot, source=None, draft=EntryDraft(key=key, title=title, text=text, url=url,
-                                                               kind=Entry.Kind.QA))
-        embed_pending(bot_id=bot.pk)
-        for question in QUESTIONS:
-            _ask(bot, question)
-    yield {"bot": bot, "user": user, "origin": origin}
-    with django_db_blocker.unblock():
-        bot.delete()
-        user.delete()
-        connections.close_all()
+    try:
+        with django_db_blocker.unblock():
+            Membership.objects.create(bot=bot, user=user, role=Membership.Role.OWNER)
+            origin = shop_factory(snippet(live_app, bot.public_key, title="ТехноДом"))
+            bot.site_url, bot.allowed_origins = f"{origin}/", [origin]
+            bot.save(update_fields=["site_url", "allowed_origins"])
+            for key, title, text, url in KNOWLEDGE:
+                entry_upsert(bot=bot, source=None, draft=EntryDraft(key=key, title=title, text=text, url=url,
+                                                                   kind=Entry.Kind.QA))
+            embed_pending(bot_id=bot.pk)
+            for question in QUESTIONS:
+                _ask(bot, question)
+        yield {"bot": bot, "user": user, "origin": origin}
+    finally:  # a failed setup too: later tests of the run share this database
+        with django_db_blocker.unblock():
+            bot.delete()
+            user.delete()
+            connections.close_all()
 
 
 @pytest.fixture(scope="module")
