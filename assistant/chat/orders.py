@@ -80,7 +80,7 @@ def order_answer(
             return None
         return _with_person(bot, replies.say(bot, "order_no_endpoint", language=language), language, "no_endpoint")
     call = _Call(bot, endpoint, caller, language, conversation_id)
-    if waiting == AWAIT_FACTOR:
+    if waiting == AWAIT_FACTOR and intent != "order":  # «где заказ 55555?» is a new number, not a factor
         factor = numbers.factor_in(text)
         if factor is not None:
             return call.lookup(caller.awaiting["order_number"], factor=factor)
@@ -120,7 +120,7 @@ class _Call:
             text = replies.say(bot, "order_limited", language=language, seconds=str(exc.retry_after))
             return _with_person(bot, text, language, Result.LIMITED)
         fetched = order_http.order_fetch(endpoint=self.endpoint, number=number)
-        if fetched.outcome == "unavailable" or (fetched.outcome == "found" and fetched.order is None):
+        if fetched.outcome == "unavailable":
             self.log(number, Result.UNAVAILABLE, fetched)
             return _with_person(bot, replies.say(bot, "order_unavailable", language=language), language,
                                 Result.UNAVAILABLE)

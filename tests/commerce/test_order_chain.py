@@ -117,7 +117,10 @@ def test_with_a_second_factor_nothing_is_looked_up_or_shown_before_it_matches(bo
     _say(talk, "где мой заказ 99999?")
     unknown = _say(talk, "0000")
     assert unknown.text == wrong.text.replace("48213", "99999")
-    _say(talk, "где мой заказ 48213?")
+    # a new order question while the factor is awaited is a new number, not a factor
+    assert "Чтобы показать заказ 77777" in _say(talk, "где мой заказ 77777?").text
+    again = _say(talk, "ой, нет: где заказ 48213?")
+    assert "Чтобы показать заказ 48213" in again.text and len(shop_api.hits) == 2
     shown = _say(talk, "ivan@example.ru")
     assert shown.text.startswith("Заказ 48213: Передан в службу доставки.")
     results = list(OrderLookup.objects.order_by("id").values_list("result", flat=True))
