@@ -14,7 +14,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from feedback import gaps as gap_services
-from feedback.models import Gap, Outcome
+from feedback import operator_answers
+from feedback.models import Gap, OperatorAnswer, Outcome
 from feedback.outcomes import outcomes_refresh, weekly_stats
 from review.admin import ReviewScopedAdmin, review_bot_ids
 from review.exceptions import ReviewError
@@ -35,6 +36,10 @@ class GapAdmin(ReviewScopedAdmin):
         return [
             path("<int:gap_id>/answer/", wrap(require_POST(self.answer_view)), name="feedback_gap_answer"),
             path("<int:gap_id>/hide/", wrap(require_POST(self.hide_view)), name="feedback_gap_hide"),
+            path("operator-answers/<int:proposal_id>/accept/", wrap(require_POST(self.proposal_accept_view)),
+                 name="feedback_operator_answer_accept"),
+            path("operator-answers/<int:proposal_id>/dismiss/", wrap(require_POST(self.proposal_dismiss_view)),
+                 name="feedback_operator_answer_dismiss"),
             *super().get_urls(),
         ]
 
@@ -45,6 +50,7 @@ class GapAdmin(ReviewScopedAdmin):
         bots = list(reviewable_bots(request.user).order_by("name"))
         for bot in bots:
             gap_services.gaps_refresh(bot=bot)
+            operator_answers.operator_answers_refresh(bot=bot)
         status = request.GET.get("status", Gap.Status.OPEN)
         status = status if status in Gap.Status.values else Gap.Status.OPEN
         rows = gap_services.gap_list(bot_ids=bot_ids, status=status, bot_id=_chosen_bot(request))
@@ -55,7 +61,9 @@ class GapAdmin(ReviewScopedAdmin):
         context = {
             **self.admin_site.each_context(request), "title": _("Пробелы в знаниях"), "opts": self.model._meta,
             "rows": rows, "bots": bots, "bot_id": _chosen_bot(request), "status": status,
-            "statuses": Gap.Status.choices, "query": request.GET.urlencode(), **(extra_context or {}),
+            "statuses": Gap.Status.choices, "query": request.GET.urlencode(),
+            "proposals": operator_answers.operator_answer_list(bot_ids=bot_ids, bot_id=_chosen_bot(request)),
+            **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/feedback/gaps.html", context)
 
@@ -83,6 +91,35 @@ class GapAdmin(ReviewScopedAdmin):
         gap_services.gap_set_hidden(gap=gap, hidden=hidden)
         text = _("Скрыто: «%(t)s».") if hidden else _("Снова в списке: «%(t)s».")
         self.message_user(request, text % {"t": gap.title}, messages.SUCCESS)
+        return self._back(request)
+
+
+    def _proposal(self, request: HttpRequest, proposal_id: int) -> OperatorAnswer:
+        return get_object_or_404(OperatorAnswer.objects.select_related("bot"), pk=proposal_id,
+                                 bot_id__in=review_bot_ids(request))
+
+    def proposal_accept_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
+        proposal = self._proposal(request, proposal_id)
+        try:
+            operator_answers.operator_answer_accept(
+                proposal=proposal, question=request.POST.get("question", ""), answer=request.POST.get("answer", ""),
+                user=request.user,
+            )
+        except ReviewError as exc:
+            self.message_user(request, f"«{proposal.question[:80]}»: {exc.message}", messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Добавлено в справку: «%(t)s». Бот отвечает этим со следующего вопроса.")
+                          % {"t": proposal.question[:80]}, messages.SUCCESS)
+        return self._back(request)
+
+    def proposal_dismiss_view(self, request: HttpRequest, proposal_id: int) -> HttpResponse:
+        proposal = self._proposal(request, proposal_id)
+        try:
+            operator_answers.operator_answer_dismiss(proposal=proposal)
+        except ReviewError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Не добавлено: «%(t)s».") % {"t": proposal.question[:80]}, messages.SUCCESS)
         return self._back(request)
 
 

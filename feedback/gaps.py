@@ -2,8 +2,8 @@
 confidence, grouped into topics (feedback/grouping.py). `gaps_refresh` reads the chat from the
 bot's cursor on, so it is idempotent and can run from the page, the command and Celery beat alike.
 
-Operator answers proposed as entries («Оператор ответил: … Добавить в справку?») come with the
-operators' inbox; they are not part of this module yet.
+Operator answers proposed as entries («Оператор ответил: … Добавить в справку?») are in
+feedback/operator_answers.py; the Gaps page shows both.
 """
 
 from __future__ import annotations

@@ -66,13 +66,51 @@ class GapQuestion(models.Model):
 
 
 class GapCursor(models.Model):
-    """How far the Gaps of a bot have read the chat: the last trigger message id seen."""
+    """How far the Gaps of a bot have read the chat: the last trigger message id seen, and the last
+    operator message read for proposals."""
 
     bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="+", primary_key=True)
     last_message_id = models.BigIntegerField(default=0)
+    last_operator_message_id = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.bot_id}: {self.last_message_id}"
+
+
+class OperatorAnswer(models.Model):
+    """«Оператор ответил: … Добавить в справку?»: what operators answered to a question that no entry
+    covers, proposed to the owner as a Q/A entry. One row per visitor question; an operator's
+    later messages to the same question are added to its answer while it is still proposed."""
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", _("предложено")
+        ACCEPTED = "accepted", _("добавлено в справку")
+        DISMISSED = "dismissed", _("не нужно")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+", verbose_name=_("бот"))
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+",
+                                     verbose_name=_("разговор"))
+    question_message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="+",
+                                            verbose_name=_("вопрос"))
+    question = models.TextField(_("вопрос"))
+    answer = models.TextField(_("ответ оператора"))
+    answer_message_ids = models.JSONField(default=list)
+    operator_name = models.CharField(_("оператор"), max_length=150, blank=True)
+    status = models.CharField(_("состояние"), max_length=10, choices=Status.choices, default=Status.PROPOSED)
+    entry = models.ForeignKey(
+        Entry, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("запись")
+    )
+    answered_at = models.DateTimeField(_("когда ответил"))
+    decided_at = models.DateTimeField(_("решено"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("ответ оператора")
+        verbose_name_plural = _("ответы операторов")
+        ordering = ["-answered_at", "-id"]
+        indexes = [models.Index(fields=["bot", "status", "-answered_at"], name="opanswer_bot_status")]
+
+    def __str__(self) -> str:
+        return self.question[:80]
 
 
 class Outcome(models.Model):

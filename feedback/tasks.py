@@ -9,9 +9,11 @@ from assistant.bots.models import Bot
 
 @shared_task
 def gaps_refresh_all() -> int:
+    """Gaps and the operators' answers proposed as entries, for every bot."""
     from feedback.gaps import gaps_refresh
+    from feedback.operator_answers import operator_answers_refresh
 
-    return sum(gaps_refresh(bot=bot) for bot in Bot.objects.all())
+    return sum(gaps_refresh(bot=bot) + operator_answers_refresh(bot=bot) for bot in Bot.objects.all())
 
 
 @shared_task

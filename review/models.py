@@ -89,6 +89,7 @@ class Correction(models.Model):
         REVIEW = "review", _("очередь проверки")
         GAP = "gap", _("пробелы в знаниях")
         COMMAND = "command", _("команда correct")
+        OPERATOR = "operator", _("ответ оператора")
 
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="corrections", verbose_name=_("бот"))
     item = models.ForeignKey(

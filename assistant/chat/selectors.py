@@ -332,12 +332,43 @@ def gap_questions_after(*, bot: Bot, after_id: int, limit: int = 500) -> list[Ga
     return out
 
 
+@dataclass(frozen=True)
+class OperatorReply:
+    """What an operator wrote in answer to a visitor's question: one message of theirs."""
+
+    message_id: int
+    question_id: int
+    question: str
+    text: str
+    author_name: str
+    conversation_id: int
+    answered_at: datetime
+
+
+def operator_replies_after(*, bot: Bot, after_id: int, limit: int = 500) -> list[OperatorReply]:
+    """Operator messages of `bot` with an id above `after_id`, oldest first (a cursor read), each with
+    the visitor's last real question before it (a request for a person, a greeting or thanks is not
+    one); messages with no such question are left out."""
+    out: list[OperatorReply] = []
+    rows = Message.objects.filter(bot=bot, id__gt=after_id, role=Message.Role.OPERATOR).order_by("id")[:limit]
+    for message in rows:
+        question = _question_before(message)
+        if question is None or is_complaint(question.text):
+            continue
+        out.append(OperatorReply(
+            message_id=message.pk, question_id=question.pk, question=question.text, text=message.text,
+            author_name=message.author_name, conversation_id=message.conversation_id, answered_at=message.created_at,
+        ))
+    return out
+
+
 def last_message_id(*, bot: Bot) -> int:
     return Message.objects.filter(bot=bot).order_by("-id").values_list("id", flat=True).first() or 0
 
 
 def _question_before(note: Message) -> Message | None:
-    """The visitor's last real question before a handoff note («позовите оператора» is not one)."""
+    """The visitor's last real question before a handoff note or an operator's message («позовите
+    оператора» is not one)."""
     rows = Message.objects.filter(conversation_id=note.conversation_id, id__lt=note.pk, role=Message.Role.VISITOR)
     for message in rows.order_by("-id")[:5]:
         if message.intent not in _NOT_QUESTIONS:

@@ -234,3 +234,54 @@ def test_gaps_charts_and_digest_pages(
     page.set_content(digest_html)
     expect(page.locator("h1")).to_contain_text("ТехноДом")
     shots and page.screenshot(path=str(shots / "digest-email.png"), full_page=True)
+
+
+ENGRAVING = "Делаете ли вы гравировку на технике?"
+ENGRAVING_ANSWER = "Да, лазерную гравировку делаем на корпусах ноутбуков и телефонов за 990 ₽, срок — 2 дня."
+
+
+@pytest.fixture(scope="module")
+def operator_answered(session_bot: dict[str, Any], django_db_blocker: DjangoDbBlocker) -> Iterator[None]:
+    """A handed-off conversation the operator answered (committed: the server must see it)."""
+    from django.contrib.auth import get_user_model
+
+    from assistant.bots.models import Membership
+    from assistant.chat import handoff
+
+    bot = session_bot["bot"]
+    with django_db_blocker.unblock():
+        operator = get_user_model().objects.create_user(username="review-operator", email="op@shop.example",
+                                                        first_name="Анна", is_staff=True)
+    try:
+        with django_db_blocker.unblock():
+            Membership.objects.create(bot=bot, user=operator, role=Membership.Role.OPERATOR)
+            conversation = _ask(bot, ENGRAVING)
+            _ask(bot, "Позовите оператора", conversation)
+            handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
+            for text in ("Здравствуйте! Сейчас уточню.", ENGRAVING_ANSWER):
+                handoff.operator_message_send(conversation_id=conversation.pk, operator=operator, text=text,
+                                              client_msg_id=uuid.uuid4().hex)
+            handoff.conversation_finish(conversation_id=conversation.pk, operator=operator)
+        yield
+    finally:
+        with django_db_blocker.unblock():
+            operator.delete()
+
+
+def test_an_operators_answer_goes_into_the_knowledge_from_the_gaps_page(
+    page: Page, live_app: str, session_bot: dict[str, Any], operator_answered: None,
+    django_db_blocker: DjangoDbBlocker, shots: Path,
+):
+    from knowledge.models import Entry
+
+    bot = session_bot["bot"]
+    login(page, live_app, "/admin/feedback/gap/")
+    proposal = page.locator(".gaps-proposal", has_text="гравировк")
+    expect(proposal.locator("textarea")).to_have_value(ENGRAVING_ANSWER)  # small talk left out
+    proposal.locator("textarea").fill(ENGRAVING_ANSWER + " Шрифт — на выбор.")
+    shots and page.screenshot(path=str(shots / "gaps-operator-answer.png"), full_page=True)
+    proposal.get_by_role("button", name="Добавить в справку").click()
+    expect(page.locator(".messagelist")).to_contain_text("Добавлено в справку")
+    expect(page.locator(".gaps-proposal", has_text="гравировк")).to_have_count(0)
+    with django_db_blocker.unblock():
+        assert Entry.objects.filter(bot=bot, kind=Entry.Kind.QA, text__endswith="Шрифт — на выбор.").count() == 1
