@@ -133,6 +133,14 @@ WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, CELERY_EMBED_QUEUE]  # what `make ru
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Faults (docs/reliability.md). A task whose worker died unacked (kill -9, OOM) is delivered again
+# after this many seconds (kombu's Redis transport; its default is an hour). A running crawl's
+# heartbeat (knowledge/runclaims.py) lapses after CRAWL_ALIVE_SECONDS: the redelivered task then
+# crawls the run again; while it beats, a redelivery returns at once. The embedding pass's lock
+# (knowledge/indexing.py) frees itself EMBED_LOCK_SECONDS after a dead worker's last batch.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CRAWL_ALIVE_SECONDS = env_int("CRAWL_ALIVE_SECONDS", 60)
+EMBED_LOCK_SECONDS = env_int("EMBED_LOCK_SECONDS", 120)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recrawl-due-sources": {"task": "knowledge.tasks.recrawl_due_sources", "schedule": 300.0},
     # Operators: e-mail about conversations waiting too long; the contact form when nobody came.

@@ -37,6 +37,8 @@ Progress = Callable[[CrawlRun], None]
 MAX_URL = 2000  # Page.url
 CRAWLABLE = (Source.Kind.SITE, Source.Kind.SITEMAP)
 ACTIVE_STATUSES = (CrawlRun.Status.QUEUED, CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
+PAGE_COUNTERS = ["pages_total", "pages_done", "fetched", "unchanged", "skipped", "failed"]
+RESUMED = "Обход начат заново: обработчик прервался посреди обхода. Уже сохранённые страницы не записаны повторно."
 
 
 class CrawlAborted(Exception):
@@ -72,9 +74,13 @@ class Crawl:
 
     def __init__(
         self, run: CrawlRun, client: SafeClient, throttle: Throttle, limit: int, progress: Progress | None,
-        embed_behind: bool = False,
+        embed_behind: bool = False, conditional: bool = True,
     ) -> None:
         self.run, self.client, self.throttle, self.limit, self.progress = run, client, throttle, limit, progress
+        # False: ask for every page in full. A crawl begun again after its worker died rebuilds its
+        # frontier from the pages' links, and a 304 would hide the links of every page stored
+        # before the kill (their text, unchanged, is still not written again).
+        self.conditional = conditional
         self.source: Source = run.source
         self.reasons: Counter[tuple[str, str]] = Counter()
         self.known = {page.url: page for page in Page.objects.filter(bot_id=run.bot_id)}
@@ -190,7 +196,7 @@ class Crawl:
                 self.record(url, pages.robots_denied(page=self.known.get(url), source=self.source, url=url))
                 continue
             self.requests += 1
-            headers = pages.conditional_headers(self.known.get(url), source=self.source)
+            headers = pages.conditional_headers(self.known.get(url), source=self.source) if self.conditional else {}
             pending[pool.submit(self.fetch, url, headers)] = url
         self.update_total(len(pending))
 
@@ -346,22 +352,30 @@ def _hand_over(run: CrawlRun) -> None:
 
 def crawl_source(
     *, run: CrawlRun, max_pages: int | None = None, progress: Progress | None = None,
-    resolver: Resolver | None = None, embed: bool = True, embed_behind: bool = False,
+    resolver: Resolver | None = None, embed: bool = True, embed_behind: bool = False, resumed: bool = False,
 ) -> CrawlRun:
     """Crawl run.source to the end. Entries are searchable by their words as each page is stored.
     Vectors: `embed_behind` has the embed queue compute them while the crawl goes on (the Celery
     path); `embed` computes them here after the crawl (the command); neither leaves them to the
     next embedding pass. A problem that stops the crawl marks the run failed with a message instead
-    of raising; pages already stored stay stored. Ctrl+C marks the run failed, then propagates."""
+    of raising; pages already stored stay stored. Ctrl+C marks the run failed, then propagates.
+    `resumed`: the run's worker died mid-crawl (knowledge/runclaims.py); it is crawled again from
+    the start, its page counts from zero (the pages stored before come back unchanged), its entry
+    counts kept (they count writes that were made)."""
     run.status = CrawlRun.Status.RUNNING
-    run.save(update_fields=["status"])
+    if resumed:
+        log.warning("crawl run %s: its worker died; crawling it again", run.pk)
+        for name in PAGE_COUNTERS:
+            setattr(run, name, 0)
+    run.save(update_fields=["status", *PAGE_COUNTERS])
     crawl: Crawl | None = None
     try:
         throttle = Throttle(settings.CRAWL_DELAY)
         with SafeClient(resolver=resolver, pace=throttle.wait) as client:
-            crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress, embed_behind=embed_behind)
+            crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress, embed_behind=embed_behind,
+                          conditional=not resumed)
             crawl.execute()
-        run.message = pages.summary_reasons(crawl.reasons)
+        run.message = "\n".join(filter(None, [RESUMED if resumed else "", pages.summary_reasons(crawl.reasons)]))
         if embed_behind:
             _hand_over(run)
             return run

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from django.conf import settings
+from redis.exceptions import RedisError
 
 log = logging.getLogger("spravka.embeddings")
 
@@ -127,8 +128,8 @@ class QueryVectorCache:
         try:
             cache = self._shared()
             raw = cache.get(self.shared_key(embedder, text)) if cache is not None else None
-        except Exception:  # a cache outage must not fail a visitor's question
-            log.warning("query vector cache unavailable", exc_info=True)
+        except Exception as exc:  # a cache outage must not fail a visitor's question
+            _cache_unavailable(exc)
             return None
         if not isinstance(raw, bytes) or len(raw) != embedder.dim * 4:
             return None
@@ -139,8 +140,14 @@ class QueryVectorCache:
             cache = self._shared()
             if cache is not None:
                 cache.set(self.shared_key(embedder, text), vector.astype("<f4").tobytes(), self.shared_timeout)
-        except Exception:
-            log.warning("query vector cache unavailable", exc_info=True)
+        except Exception as exc:
+            _cache_unavailable(exc)
+
+
+def _cache_unavailable(exc: Exception) -> None:
+    """Redis away (a restart): one line; anything else with its traceback."""
+    outage = isinstance(exc, RedisError)
+    log.warning("query vector cache unavailable: %s", exc, exc_info=not outage)
 
 
 query_cache = QueryVectorCache()

@@ -65,7 +65,7 @@ def embed_pending(
 
 
 QUEUED_SECONDS = 3600  # a waiting flag outlives no lost task by more than this
-LOCK_SECONDS = 600  # refreshed after every batch; a dead worker's lock frees itself
+# The pass's lock: refreshed after every batch; a dead worker's frees itself (settings.EMBED_LOCK_SECONDS).
 
 
 def _queued_key(bot_id: int) -> str:
@@ -99,12 +99,12 @@ def embed_behind(*, bot_id: int) -> bool:
 
     cache.delete(_queued_key(bot_id))  # from here on, a newly stored page queues a new task
     token = uuid.uuid4().hex
-    if not cache.add(_lock_key(bot_id), token, LOCK_SECONDS):
+    if not cache.add(_lock_key(bot_id), token, settings.EMBED_LOCK_SECONDS):
         return False
     model_key = get_embedder().key
     try:
         def on_batch(_done: int, _total: int) -> None:
-            cache.touch(_lock_key(bot_id), LOCK_SECONDS)
+            cache.touch(_lock_key(bot_id), settings.EMBED_LOCK_SECONDS)
             live_runs_refresh(bot_id=bot_id, model_key=model_key)
 
         while embed_pending(bot_id=bot_id, progress=on_batch, refresh_lexicon=False):

@@ -15,6 +15,7 @@ from assistant.bots.models import Bot
 from knowledge.crawler import ACTIVE_STATUSES, crawl_source, crawl_start
 from knowledge.indexing import embed_behind
 from knowledge.models import CrawlRun, Source
+from knowledge.runclaims import run_heartbeat, run_take
 
 # A run still "in progress" after this long belongs to a worker that died; it no longer blocks
 # the schedule (acks_late redelivers the task, but the claim below refuses to run it twice).
@@ -23,15 +24,21 @@ STALE_RUN = timedelta(hours=6)
 
 @shared_task
 def crawl_run(run_id: int) -> None:
-    """Claim the queued run atomically (queued -> running), so a redelivered or duplicate message
-    never crawls the same run twice."""
-    claimed = CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.QUEUED).update(
-        status=CrawlRun.Status.RUNNING
-    )
-    if not claimed:
+    """Take the run's key (knowledge/runclaims.py: a redelivered or duplicate message returns while
+    a live worker crawls it), then claim the queued run (queued -> running), or resume a running one
+    whose worker died (redelivered by acks_late)."""
+    token = run_take(run_id=run_id)
+    if token is None:
         return
-    run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
-    crawl_source(run=run, embed=False, embed_behind=True)
+    with run_heartbeat(run_id=run_id, token=token):
+        claimed = CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.QUEUED).update(
+            status=CrawlRun.Status.RUNNING
+        )
+        resumed = not claimed and CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.RUNNING).exists()
+        if not claimed and not resumed:
+            return
+        run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
+        crawl_source(run=run, embed=False, embed_behind=True, resumed=resumed)
 
 
 @shared_task(bind=True, max_retries=None)

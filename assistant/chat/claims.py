@@ -15,6 +15,9 @@ What must stay true:
 - A live process whose heartbeat thread lags longer than ALIVE_SECONDS (it should not: it only
   sleeps and writes one key) may lose its claim; the unique "one bot reply per message" constraint
   and `_store_reply`'s check under the conversation lock still keep the answer single.
+- A Redis that cannot be reached grants the claim (logged): the same constraint and check keep the
+  answer single, at worst with the chain run twice; a visitor is never left without an answer
+  because the claims were away.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import uuid
 from typing import Any, Final
 
 from django.conf import settings
+from redis.exceptions import RedisError
 
 from assistant.chat import ratelimit
 
@@ -93,12 +97,19 @@ def _beat(name: str) -> None:
 def claim(message_id: int) -> bool:
     """Take the claim on answering `message_id`: True when it was free, already this process's, or
     held by a process that is gone; False while a live process holds it."""
-    name = process_name()
-    client: Any = ratelimit.sync_client()
-    taken = client.eval(_TAKE, 1, _key(message_id), name, settings.CHAT_ANSWER_CLAIM_SECONDS, _alive_prefix())
+    try:
+        name = process_name()
+        client: Any = ratelimit.sync_client()
+        taken = client.eval(_TAKE, 1, _key(message_id), name, settings.CHAT_ANSWER_CLAIM_SECONDS, _alive_prefix())
+    except RedisError as exc:
+        logger.warning("answer claims: Redis unreachable (%s); message %s answered unclaimed", exc, message_id)
+        return True
     return bool(taken)
 
 
 def release(message_id: int) -> None:
-    client: Any = ratelimit.sync_client()
-    client.eval(_RELEASE, 1, _key(message_id), process_name())
+    try:
+        client: Any = ratelimit.sync_client()
+        client.eval(_RELEASE, 1, _key(message_id), process_name())
+    except RedisError as exc:  # the claim expires by itself (CHAT_ANSWER_CLAIM_SECONDS)
+        logger.warning("answer claims: Redis unreachable (%s); claim on %s left to expire", exc, message_id)

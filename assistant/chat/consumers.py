@@ -32,11 +32,12 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
+from redis.exceptions import RedisError
 
 from assistant.bots.models import Bot
 from assistant.chat import access, frames, leads, ratelimit, replies, selectors, services
 from assistant.chat.events import conversation_group
-from assistant.chat.exceptions import ChatError, HelloRequired, ServerError, TooManySockets
+from assistant.chat.exceptions import DATABASE_AWAY, ChatError, HelloRequired, ServerError, TooManySockets, Unavailable
 from assistant.chat.models import Conversation, Message
 
 logger = logging.getLogger("spravka.chat")
@@ -44,6 +45,11 @@ logger = logging.getLogger("spravka.chat")
 CLOSE_ORIGIN_REFUSED: Final = 4403
 CLOSE_UNKNOWN_BOT: Final = 4404
 CLOSE_TOO_MANY_SOCKETS: Final = 4429
+CLOSE_TRY_AGAIN_LATER: Final = 1013  # RFC 6455: the server cannot take the socket right now
+# An answer whose turn lost the database after the question was stored (acked) is tried again
+# every DB_RETRY_SECONDS for up to DB_OUTAGE_WAIT s: the visitor saw the question taken.
+DB_RETRY_SECONDS: Final = 2.0
+DB_OUTAGE_WAIT: Final = 60.0
 BUTTON_HANDOFF_REASON: Final = "button"
 
 
@@ -167,9 +173,16 @@ class ChatConsumer(DbThreadsConsumer):
 
     async def connect(self) -> None:
         public_key = self.scope["url_route"]["kwargs"]["public_key"]
-        self.bot = await _db(selectors.bot_for_widget)(public_key)
         # Accept first, then refuse: a browser reports a rejected handshake as a bare 1006, while an
         # accepted socket lets the widget read the error frame and the close code.
+        try:
+            self.bot = await _db(selectors.bot_for_widget)(public_key)
+        except DATABASE_AWAY as exc:
+            logger.warning("widget socket refused for now: the database is away (%s)", _first_line(exc))
+            await self.accept()
+            away = Unavailable()
+            await self._refuse(CLOSE_TRY_AGAIN_LATER, away.code, away.message_in("ru"))
+            return
         await self.accept()
         if self.bot is None:
             logger.info("widget socket refused: unknown public key %r", public_key[:64])
@@ -219,6 +232,11 @@ class ChatConsumer(DbThreadsConsumer):
         except ChatError as error:
             await self._send(frames.error_frame(
                 error, client_msg_id=_client_msg_id(frame), cause=frame, language=self._language()
+            ))
+        except DATABASE_AWAY as exc:  # a restart or failover: nothing of this frame was stored
+            logger.warning("widget frame refused for now: the database is away (%s)", _first_line(exc))
+            await self._send(frames.error_frame(
+                Unavailable(), client_msg_id=_client_msg_id(frame), cause=frame, language=self._language()
             ))
         except Exception:  # a bug or an outage: say so, keep the socket, keep the traceback
             logger.exception("widget frame failed for bot %s", self.bot.slug if self.bot else "?")
@@ -303,9 +321,7 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({"type": "typing", "on": True})
         try:
             if produced is None:
-                produced = await _db(services.message_answer)(
-                    visitor_message=visitor, on_delta=self._delta_sink(visitor.client_msg_id), just_stored=created
-                )
+                produced = await self._answer_despite_outage(visitor, created)
             for message in produced:
                 await self._send({"type": "message", "message": frames.message_json(message)})
         finally:
@@ -313,6 +329,29 @@ class ChatConsumer(DbThreadsConsumer):
         if conversation.state != state_before:
             await self._send({"type": "state", "state": conversation.state})
         return bool(produced)
+
+    async def _answer_despite_outage(self, visitor: Message, created: bool) -> list[Message]:
+        """The chain's answer to a stored question. The database going away meanwhile is said once
+        (`unavailable`) and the answer tried again until it is back (DB_OUTAGE_WAIT at most; after
+        that it is owed and given on the next hello)."""
+        waited_since: float | None = None
+        while True:
+            try:
+                answer: list[Message] = await _db(services.message_answer)(
+                    visitor_message=visitor, on_delta=self._delta_sink(visitor.client_msg_id), just_stored=created
+                )
+                return answer
+            except DATABASE_AWAY as exc:
+                if waited_since is None:
+                    waited_since = time.monotonic()
+                    logger.warning("answer to %s waits for the database (%s)", visitor.pk, _first_line(exc))
+                    await self._send(frames.error_frame(
+                        Unavailable(), client_msg_id=visitor.client_msg_id or None, language=self._language()
+                    ))
+                if self.gone or time.monotonic() - waited_since > DB_OUTAGE_WAIT:
+                    raise
+                created = False  # a reply may have been stored before the connection broke
+                await asyncio.sleep(DB_RETRY_SECONDS)
 
     def _delta_sink(self, client_msg_id: str) -> Callable[[str], None]:
         """Runs in the chain's worker thread: each call waits until the frame is handed to the
@@ -353,13 +392,19 @@ class ChatConsumer(DbThreadsConsumer):
         if group == self.group or self.channel_layer is None:
             return
         await self._leave_group()
-        await self.channel_layer.group_add(group, self.channel_name)
         self.group = group
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except RedisError as exc:  # the layer re-joins it once Redis is back (layers.py)
+            logger.warning("widget socket: joining %s failed (%s); re-joined when Redis is back", group, exc)
 
     async def _leave_group(self) -> None:
-        if self.group and self.channel_layer is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-        self.group = None
+        group, self.group = self.group, None
+        if group and self.channel_layer is not None:
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except RedisError as exc:  # the membership expires with the group (group_expiry)
+                logger.warning("widget socket: leaving %s failed (%s)", group, exc)
 
     # Channel-layer events from the operator side (sent after commit by the inbox services).
     async def chat_message(self, event: dict[str, Any]) -> None:
@@ -383,6 +428,10 @@ class ChatConsumer(DbThreadsConsumer):
         except OSError:  # uvicorn's ClientDisconnected
             self.gone = True
             logger.debug("frame %s not delivered: the socket is closed", frame.get("type"))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _client_msg_id(frame: frames.ClientFrame | None) -> str | None:

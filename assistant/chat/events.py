@@ -37,6 +37,7 @@ from typing import Any
 from asgiref.sync import SyncToAsync, async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+from redis.exceptions import RedisError
 
 from assistant.chat import frames
 from assistant.chat.models import Conversation, Message
@@ -64,8 +65,9 @@ async def _send_in_order(events: list[Event]) -> None:
     for group, event in events:
         try:
             await layer.group_send(group, event)
-        except Exception:  # the rows are saved; clients catch up on their next hello
-            logger.warning("event %s to %s not published", event.get("type"), group, exc_info=True)
+        except Exception as exc:  # the rows are saved; clients catch up on their next hello
+            outage = isinstance(exc, RedisError)  # Redis away for a moment: no traceback for each event
+            logger.warning("event %s to %s not published: %s", event.get("type"), group, exc, exc_info=not outage)
 
 
 @dataclass

@@ -6,9 +6,15 @@ part of docs/widget-protocol.md: never rename one."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+from django.db import InterfaceError, OperationalError
 
 from assistant.chat import replies
+
+# The database is away (restarted, failed over, unreachable): the connection broke or could not be
+# made. Nothing of the failed statement was committed; the same write may be tried again.
+DATABASE_AWAY: Final = (OperationalError, InterfaceError)
 
 
 class ChatError(Exception):
@@ -79,6 +85,17 @@ class ServerError(ChatError):
     """Anything unexpected; the details go to the log, never to the visitor."""
 
     code = key = "server_error"
+
+
+class Unavailable(ChatError):
+    """The database is away for a moment: this frame stored nothing (or its answer is still owed);
+    the widget sends it again after `retry_after` s, the same client_msg_id."""
+
+    code = key = "unavailable"
+
+    def __init__(self, retry_after: int = 3) -> None:
+        self.retry_after = retry_after
+        super().__init__(seconds=retry_after)
 
 
 class RateLimited(ChatError):

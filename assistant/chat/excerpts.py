@@ -12,7 +12,7 @@ it is glued to the unit it numbers.
 from __future__ import annotations
 
 import re
-from functools import cache
+import threading
 from typing import Final
 
 import razdel
@@ -62,9 +62,16 @@ def _glue_labels(found: list[str]) -> list[str]:
     return glued
 
 
-@cache
+_local = threading.local()
+
+
 def _stemmers() -> tuple[snowballstemmer.stemmer, snowballstemmer.stemmer]:
-    return snowballstemmer.stemmer("russian"), snowballstemmer.stemmer("english")
+    """This thread's stemmers: a snowball stemmer keeps the word it is working on in itself, so
+    one shared by the chat's worker threads garbled words and failed turns (IndexError) under load."""
+    pair: tuple[snowballstemmer.stemmer, snowballstemmer.stemmer] | None = getattr(_local, "stemmers", None)
+    if pair is None:
+        pair = _local.stemmers = (snowballstemmer.stemmer("russian"), snowballstemmer.stemmer("english"))
+    return pair
 
 
 def stems(text: str) -> set[str]:

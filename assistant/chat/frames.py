@@ -14,7 +14,7 @@ from django.conf import settings
 
 from assistant.bots.models import Bot
 from assistant.chat import replies
-from assistant.chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited
+from assistant.chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
 from assistant.chat.models import Conversation, Message
 from assistant.chat.replies import OPERATOR_BUTTON_ID
 
@@ -249,7 +249,7 @@ def error_frame(
         frame["frame"] = FRAME_TYPES[type(cause)]
     if client_msg_id is not None:
         frame["client_msg_id"] = client_msg_id
-    if isinstance(error, RateLimited):
+    if isinstance(error, (RateLimited, Unavailable)):
         frame["retry_after"] = error.retry_after
     if isinstance(error, InvalidField):
         frame["field"] = error.field

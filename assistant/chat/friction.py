@@ -6,7 +6,7 @@ patterns therefore lean towards phrases aimed at the bot, not every "не" in a 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import threading
 from typing import Final
 
 import snowballstemmer
@@ -52,9 +52,18 @@ def is_complaint(text: str) -> bool:
     return bool(_COMPLAINT.search(_yo(text)))
 
 
-@lru_cache(maxsize=2)
+_local = threading.local()
+
+
 def _stemmer(language: str) -> snowballstemmer.Stemmer:
-    return snowballstemmer.stemmer(language)
+    """This thread's stemmer for `language` (a snowball stemmer is not safe to share between the
+    chat's worker threads: it keeps the word it works on in itself)."""
+    stemmers: dict[str, snowballstemmer.Stemmer] | None = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {}
+    if language not in stemmers:
+        stemmers[language] = snowballstemmer.stemmer(language)
+    return stemmers[language]
 
 
 def stems(text: str) -> frozenset[str]:

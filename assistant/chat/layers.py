@@ -39,6 +39,12 @@ What must stay true:
   consumers keep waiting (the messages stay in Redis) instead of all failing.
 - `max_connections` leaves room beyond the pump's connection, which sits in BZPOPMIN for up to
   5 s at a time (settings refuse fewer than 4).
+- A Redis that comes back empty (a restart without persistence, a failover, a flush) loses every
+  group membership: the layer remembers the groups of this process's channels, and the pump puts
+  them back as soon as it finds its marker key gone (checked at least every `brpop_timeout`
+  seconds while anyone waits), so operator messages reach the sockets again within seconds
+  without any socket having to reconnect. Events sent while the memberships were gone are lost;
+  the rows are saved and the widget catches up on its next hello.
 """
 
 from __future__ import annotations
@@ -50,12 +56,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 from channels_redis.core import RedisChannelLayer
 from redis import asyncio as aioredis
 
 logger = logging.getLogger("spravka.chat")
 
 PUMP_RETRY_SECONDS = 1.0
+MARKER_SECONDS = 60  # the pump's marker key outlives the longest pause between its checks
 
 
 @dataclass
@@ -73,6 +81,7 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._mailboxes: dict[asyncio.AbstractEventLoop, _Mailboxes] = {}
+        self._memberships: dict[str, set[str]] = {}  # this process's channel -> its groups (to re-join)
 
     def create_pool(self, index: int) -> aioredis.BlockingConnectionPool:
         host: dict[str, Any] = dict(self.hosts[index])
@@ -82,12 +91,46 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
     async def group_add(self, group: str, channel: str) -> None:
         assert self.require_valid_group_name(group), "Group name not valid"
         assert self.require_valid_channel_name(channel), "Channel name not valid"
+        if "!" in channel:  # remembered first: a Redis away right now gets it on its return
+            self._memberships.setdefault(channel, set()).add(group)
         group_key = self._group_key(group)
         connection = self.connection(self.consistent_hash(group))
         pipe = connection.pipeline(transaction=False)
         pipe.zadd(group_key, {channel: time.time()})
         pipe.expire(group_key, self.group_expiry)
         await pipe.execute()
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        groups = self._memberships.get(channel)
+        if groups is not None:
+            groups.discard(group)
+            if not groups:
+                del self._memberships[channel]
+        await super().group_discard(group, channel)
+
+    async def _rejoin_if_emptied(self, process_channel: str) -> int:
+        """Put this process's memberships back when Redis lost them: the marker key (set with NX)
+        was missing. Returns how many memberships were written (0 when nothing was lost)."""
+        marker = f"{self.prefix}marker:{process_channel}"
+        connection = self.connection(self.consistent_hash(process_channel))
+        pipe = connection.pipeline(transaction=False)
+        pipe.set(marker, "1", nx=True, ex=MARKER_SECONDS)
+        pipe.expire(marker, MARKER_SECONDS)
+        was_missing, _ = await pipe.execute()
+        memberships = [(group, channel) for channel, groups in list(self._memberships.items()) for group in groups]
+        if not was_missing or not memberships:
+            return 0
+        now = time.time()
+        for index in range(len(self.hosts)):
+            pipe = self.connection(index).pipeline(transaction=False)
+            mine = [(g, c) for g, c in memberships if self.consistent_hash(g) == index]
+            for group, channel in mine:
+                pipe.zadd(self._group_key(group), {channel: now})
+                pipe.expire(self._group_key(group), self.group_expiry)
+            if mine:
+                await pipe.execute()
+        logger.warning("channel layer: Redis lost this process's groups; %d memberships re-joined", len(memberships))
+        return len(memberships)
 
     async def receive(self, channel: str) -> dict[str, Any]:
         if "!" not in channel:  # a shared channel (workers): channels_redis's own way
@@ -128,19 +171,27 @@ class BoundedRedisChannelLayer(RedisChannelLayer):
         boxes.waiting.pop(channel, None)
         boxes.kept.pop(channel, None)
         boxes.kept_at.pop(channel, None)
+        self._memberships.pop(channel, None)
 
     async def _pump(self, boxes: _Mailboxes, process_channel: str) -> None:
         loop = asyncio.get_running_loop()
         key = self.prefix + process_channel
         task = asyncio.current_task()
+        checked_at = 0.0
         try:
             while self._mailboxes.get(loop) is boxes:  # close_pools takes the boxes away: stop
                 try:
+                    if time.monotonic() - checked_at >= 1.0:
+                        await self._rejoin_if_emptied(process_channel)
+                        checked_at = time.monotonic()
                     popped = await self.connection(self.consistent_hash(process_channel)).bzpopmin(
                         key, timeout=self.brpop_timeout
                     )
-                except Exception:
-                    logger.exception("channel layer: reading %s failed; retrying", process_channel)
+                except Exception as exc:
+                    if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):  # an outage: no traceback
+                        logger.warning("channel layer: Redis unreachable (%s); retrying", exc)
+                    else:
+                        logger.exception("channel layer: reading %s failed; retrying", process_channel)
                     popped = None
                     if boxes.waiting:
                         await asyncio.sleep(PUMP_RETRY_SECONDS)

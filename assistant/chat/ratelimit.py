@@ -10,6 +10,11 @@ shares them (docs/widget-protocol.md, "Limits and addresses").
   scored with when it stops counting unless it is seen again (a widget pings every 25 s). A
   process that dies cannot leave its sockets counted for longer than SOCKET_TTL.
 
+A Redis that cannot be reached (a restart, a failover) lets writes through instead of failing them:
+the limits guard against floods, and a visitor's message must not be lost to a counter being away
+for a few seconds. Each such pass is logged (a warning, no traceback). A Redis that comes back
+empty starts every window from zero.
+
 Keys carry the cache KEY_PREFIX, so parallel test runs never collide. The consumer counts
 messages (its resend check is async); the services count the other writes where they decide to
 make one, through `check` (sync, in the service's worker thread).
@@ -18,6 +23,7 @@ make one, through `check` (sync, in the service's worker thread).
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import threading
 import time
@@ -29,6 +35,8 @@ from django.conf import settings
 from redis import asyncio as aioredis
 
 from assistant.chat.exceptions import RateLimited
+
+logger = logging.getLogger("spravka.chat")
 
 # A socket that has not been seen (hello, ping) for this long no longer counts (seconds).
 SOCKET_TTL: Final = 120
@@ -119,8 +127,16 @@ async def hit(limits: list[Limit]) -> int | None:
     now = time.time()
     pipe: Any = _client().pipeline(transaction=False)
     _count(pipe, limits, now)
-    results = await pipe.execute()
+    try:
+        results = await pipe.execute()
+    except redis.RedisError as exc:
+        _unreachable("messages", exc)
+        return None
     return _retry_after(limits, results[0::2], now)
+
+
+def _unreachable(what: str, exc: Exception) -> None:
+    logger.warning("rate limits: Redis unreachable (%s); %s let through uncounted", exc, what)
 
 
 def check(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> None:
@@ -131,7 +147,12 @@ def check(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> None:
     now = time.time()
     pipe: Any = _sync().pipeline(transaction=False)
     _count(pipe, limits, now)
-    retry_after = _retry_after(limits, pipe.execute()[0::2], now)
+    try:
+        results = pipe.execute()
+    except redis.RedisError as exc:
+        _unreachable(KINDS[kind].what, exc)
+        return
+    retry_after = _retry_after(limits, results[0::2], now)
     if retry_after is not None:
         raise RateLimited(retry_after, what=KINDS[kind].what)
 
@@ -155,10 +176,14 @@ async def socket_open(*, ip: str | None, socket_id: str) -> bool:
     pipe.zadd(key, {socket_id: now + SOCKET_TTL})
     pipe.zcard(key)
     pipe.expire(key, SOCKET_TTL + 1)
-    _removed, _added, count, _expire = await pipe.execute()
-    if int(count) <= cap:
+    try:
+        _removed, _added, count, _expire = await pipe.execute()
+        if int(count) <= cap:
+            return True
+        await _client().zrem(key, socket_id)
+    except redis.RedisError as exc:
+        _unreachable("a socket", exc)
         return True
-    await _client().zrem(key, socket_id)
     return False
 
 
@@ -169,12 +194,18 @@ async def socket_seen(*, ip: str | None, socket_id: str) -> None:
         pipe: Any = _client().pipeline(transaction=False)
         pipe.zadd(key, {socket_id: time.time() + SOCKET_TTL}, xx=True)
         pipe.expire(key, SOCKET_TTL + 1)
-        await pipe.execute()
+        try:
+            await pipe.execute()
+        except redis.RedisError as exc:
+            _unreachable("a ping", exc)
 
 
 async def socket_closed(*, ip: str | None, socket_id: str) -> None:
     if ip and settings.CHAT_MAX_SOCKETS_IP > 0:
-        await _client().zrem(_sockets_key(ip), socket_id)
+        try:
+            await _client().zrem(_sockets_key(ip), socket_id)
+        except redis.RedisError as exc:  # it stops counting after SOCKET_TTL
+            _unreachable("a closing socket", exc)
 
 
 # --- clients ---------------------------------------------------------------------------------------

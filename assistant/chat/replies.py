@@ -64,6 +64,7 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "error_too_many_sockets": (
             "С этого адреса открыто слишком много окон чата. Закройте лишние вкладки и обновите страницу."
         ),
+        "error_unavailable": "Связь с сервером ненадолго прервалась. Повторим через {seconds} с, ничего не потеряется.",
         "error_already_taken": "Разговор уже ведёт {holder}.",
         "error_invalid_field": "Проверьте, пожалуйста, поле «{field}».",
         "error_lead_unavailable": (
@@ -165,6 +166,7 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "error_rate_limited_handoffs": "Too many operator requests in a row. Please wait {seconds} s and try again.",
         "error_rate_limited_ratings": "Too many ratings in a row. Please wait {seconds} s and try again.",
         "error_too_many_sockets": "Too many chat windows are open from this address. Close some tabs and reload.",
+        "error_unavailable": "The server was unreachable for a moment. Retrying in {seconds} s; nothing is lost.",
         "error_already_taken": "{holder} is already handling this conversation.",
         "error_invalid_field": "Please check the field «{field}».",
         "error_lead_unavailable": "A contact cannot be left here right now. Please use the contacts on the site.",

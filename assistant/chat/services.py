@@ -47,6 +47,7 @@ from assistant.chat import (
     writes,
 )
 from assistant.chat.exceptions import (
+    DATABASE_AWAY,
     ConversationClosed,
     HandoffUnavailable,
     NotFound,
@@ -215,6 +216,8 @@ def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) ->
             bot=bot, text=visitor_message.text, history=history, on_delta=on_delta,
             conversation_id=visitor_message.conversation_id, caller=caller,
         )
+    except DATABASE_AWAY:  # no apology stored for an outage: the answer is made once it is back
+        raise
     except Exception as exc:  # the visitor still gets an answer; the traceback goes to the log
         logger.exception("answer chain failed for message %s", visitor_message.pk)
         return _fallback_reply(bot, exc)

@@ -70,6 +70,7 @@
         handoff_unavailable: "Оператор сейчас недоступен.",
         lead_unavailable: "Оставить контакт сейчас нельзя.",
         server_error: "Не получилось ответить из-за ошибки на сервере. Пробуем ещё раз.",
+        unavailable: "Связь с сервером ненадолго прервалась. Повторим, ничего не потеряется.",
         other: "Что-то пошло не так. Попробуйте ещё раз.",
       },
     },
@@ -98,6 +99,7 @@
         handoff_unavailable: "No operator is available right now.",
         lead_unavailable: "Leaving a contact is not possible right now.",
         server_error: "A server error got in the way. Trying again.",
+        unavailable: "The server was unreachable for a moment. Retrying; nothing is lost.",
         other: "Something went wrong. Please try again.",
       },
     },
@@ -1025,7 +1027,8 @@ button{font:inherit;color:inherit;cursor:pointer}
   function onMessageError(f) {
     const p = refusedMessage(f);
     if (!p) return;
-    if (f.code === "rate_limited") retryLater(p, f.retry_after); // same client_msg_id, as the doc asks
+    // same client_msg_id, as the doc asks; `unavailable`: the database is back in seconds
+    if (f.code === "rate_limited" || f.code === "unavailable") retryLater(p, f.retry_after);
     else if (f.code === "closed") sendHello(); // a new conversation starts; its welcome resends p
     else if (f.code === "server_error") {
       // A resend is safe; a few tries, then it waits for the next reconnect (still pending).
@@ -1056,7 +1059,7 @@ button{font:inherit;color:inherit;cursor:pointer}
     }
     if (f.code === "not_found") return; // rating a message the server no longer offers: nothing to say
     // Too many new conversations from this address: say hello again once the window has passed.
-    if (f.frame === "hello" && f.code === "rate_limited") {
+    if (f.frame === "hello" && (f.code === "rate_limited" || f.code === "unavailable")) {
       setTimeout(() => { if (!state.welcomed) sendHello(); }, Math.max(Number(f.retry_after) || 1, 1) * 1000);
       return showNotice(errorText(f), f.retry_after);
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from assistant.chat import excerpts
 from assistant.chat.excerpts import HARD_LIMIT, excerpt, units
 
 TABLE = (
@@ -47,3 +48,24 @@ def test_only_one_sentence_longer_than_anything_showable_is_cut_at_a_word():
     text = "слово " * 300
     shown = excerpt(text, "слово")
     assert shown.endswith("слово…") and len(shown) <= HARD_LIMIT + 1
+
+
+def test_stems_are_the_same_from_many_threads_at_once():
+    """The chat's worker threads stem at the same time: a stemmer shared between them garbled
+    words and failed whole turns (IndexError inside snowball) under 200 visitors."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assistant.chat import friction
+
+    texts = [
+        "Сколько стоит доставка по Москве и области в выходные дни?",
+        "Возврат товара надлежащего качества возможен в течение четырнадцати дней",
+        "Оплата картой, наличными курьеру или безналичным переводом для юридических лиц",
+        "Delivery and returns for international customers, shipping rates",
+    ] * 50
+    expected = [(excerpts.stems(text), friction.stems(text)) for text in texts]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda text: (excerpts.stems(text), friction.stems(text)), texts * 4))
+
+    assert got == expected * 4

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parent.parent.parent
+SERVER_ERROR_RETRIES = 2  # as static/assistant/widget.js
 START_TIMEOUT = 120.0  # uvicorn imports Django and the app; under load on 2 shared cores that takes a while
 
 
@@ -291,6 +292,8 @@ class Visitor:
     ws: Any = None
     reader: asyncio.Task[None] | None = None
     closed_at: float | None = None
+    retries: dict[str, int] = field(default_factory=dict)  # client_msg_id -> resends after an error frame
+    resends: set[asyncio.Future[None]] = field(default_factory=set)
 
     async def connect(self, url: str | None = None, timeout: float = 60.0) -> dict[str, Any]:
         """Open a connection (to `url` if given: another server), hello, wait for welcome, resend
@@ -328,6 +331,34 @@ class Visitor:
                 self.last_seen = max(self.last_seen or 0, message["id"])
         if data["type"] == "ack":
             self.pending.pop(data.get("client_msg_id", ""), None)
+        elif data["type"] == "error":
+            self._retry_later(data)
+
+    def _retry_later(self, error: dict[str, Any]) -> None:
+        """The widget's answer to an error frame about a pending message: `rate_limited` and
+        `unavailable` are sent again after `retry_after`, `server_error` a few times (3 s, 6 s, 9 s);
+        after that the message waits, pending, for the next reconnect."""
+        client_msg_id = error.get("client_msg_id") or ""
+        if client_msg_id not in self.pending:
+            return
+        tries = self.retries[client_msg_id] = self.retries.get(client_msg_id, 0) + 1
+        if error.get("code") in ("rate_limited", "unavailable"):
+            delay = float(error.get("retry_after") or 1)
+        elif error.get("code") == "server_error" and tries <= SERVER_ERROR_RETRIES:
+            delay = 3.0 * tries
+        else:
+            return
+
+        def resend() -> None:
+            if client_msg_id in self.pending and self.closed_at is None:
+                task = asyncio.ensure_future(self.send(client_msg_id, self.pending[client_msg_id]))
+                self.resends.add(task)
+                task.add_done_callback(self.resends.discard)
+
+        asyncio.get_running_loop().call_later(delay, resend)
+
+    def errors(self) -> list[dict[str, Any]]:
+        return [f.data for f in self.frames if f.data["type"] == "error"]
 
     async def send(self, client_msg_id: str, text: str) -> None:
         self.pending[client_msg_id] = text

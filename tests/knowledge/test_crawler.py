@@ -345,16 +345,40 @@ def test_a_crawl_runs_through_the_celery_worker_and_embeds_its_entries(celery_wo
 
 
 def test_the_crawl_task_claims_a_queued_run_once_and_ignores_missing_rows(shop_site, site_source):
+    from knowledge.runclaims import run_release, run_take
     from knowledge.tasks import crawl_run
 
     fill_shop(shop_site)
     run = CrawlRun.objects.create(bot=site_source.bot, source=site_source, status=CrawlRun.Status.RUNNING)
-
-    crawl_run(run.pk)  # another worker already holds it
-    crawl_run(10**9)  # deleted meanwhile
+    token = run_take(run_id=run.pk)  # another worker holds it, its heartbeat alive
+    assert token is not None
+    try:
+        crawl_run(run.pk)
+        crawl_run(10**9)  # deleted meanwhile
+    finally:
+        run_release(run_id=run.pk, token=token)
 
     run.refresh_from_db()
     assert run.status == CrawlRun.Status.RUNNING and shop_site.hits == []
+
+
+def test_a_running_run_whose_worker_died_is_crawled_again_with_its_page_counts_from_zero(shop_site, site_source):
+    """Redelivered after its worker died (no heartbeat): crawled again; the two pages it had
+    counted are not counted twice."""
+    from knowledge.crawler import RESUMED
+    from knowledge.tasks import crawl_run
+
+    fill_shop(shop_site)
+    run = CrawlRun.objects.create(bot=site_source.bot, source=site_source, status=CrawlRun.Status.RUNNING,
+                                  pages_done=2, fetched=2, pages_total=3, entries_created=4)
+
+    crawl_run(run.pk)
+
+    run.refresh_from_db()
+    assert run.status in (CrawlRun.Status.EMBEDDING, CrawlRun.Status.DONE)
+    assert run.message.startswith(RESUMED)
+    assert (run.fetched, run.pages_done) == (3, 4)  # three pages and the robots-denied one, once each
+    assert run.entries_created > 4
 
 
 def test_recrawl_queues_only_sources_that_are_due_and_idle(bot, django_capture_on_commit_callbacks):

@@ -1,0 +1,51 @@
+"""PostgreSQL stopped (fast: every session ended at once, as a restart or failover does) while 20
+widget visitors talk to one uvicorn process, then started again. Visitors who write meanwhile get
+a clear `unavailable` error frame in the bot's language, with `retry_after` (never
+`server_error`, no traceback per frame in the log), the widget sends again, and once the database
+is back the same process answers every question exactly once: no half-saved turn (a question
+without its answer, an apology stored for the outage), no restart of the app."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from assistant.chat import replies
+from tests.faults.harness import Fleet, PostgresServer, database_url
+from tests.faults.scenarios import chat_around, postgres_restart
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VISITORS = 20
+CROWD_ENV = {"CHAT_RATE_IP": "10000", "CHAT_RATE_CONVERSATIONS_IP": "10000", "CHAT_MAX_SOCKETS_IP": "10000"}
+
+
+def own_postgres(fleet: Fleet) -> tuple[PostgresServer, str]:
+    """The fleet's PostgreSQL with a copy of this test's database (the shop and its knowledge)."""
+    from django.db import connection
+
+    server = fleet.postgresql()
+    return server, server.copy_database(database_url(connection.settings_dict), "spravka")
+
+
+async def test_visitors_get_a_retry_error_while_postgres_is_away_and_answers_once_it_is_back(
+    fleet: Fleet, knowledge, shop
+):
+    server, url = await asyncio.to_thread(own_postgres, fleet)
+    app = fleet.uvicorn("asgi", {"DATABASE_URL": url, **CROWD_ENV})
+    await asyncio.to_thread(app.start)
+
+    outcome, visitors = await chat_around(
+        postgres_restart(server), url=app.url, public_key=shop.public_key, database_url=url, visitors=VISITORS,
+    )
+
+    assert outcome.sent == 4 * VISITORS
+    assert (outcome.answered, outcome.lost, outcome.doubled) == (outcome.sent, 0, 0), outcome
+    assert set(outcome.errors) == {"unavailable"}, outcome.errors  # only the retry error, and it was shown
+    shown = [error for visitor in visitors for error in visitor.errors()]
+    assert all(error["message"] == replies.TEXTS["ru"]["error_unavailable"].format(seconds=error["retry_after"])
+               for error in shown)
+    assert app.alive() and app.starts == 1  # the same process, never restarted
+    log = app.tail(500_000)
+    assert "server_error" not in log and log.count("Traceback") == 0, log[-3000:]
