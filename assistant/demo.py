@@ -13,6 +13,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -122,6 +123,14 @@ def demo_crawl_queue(bot: Bot) -> None:
     crawl_start(source=source)
 
 
+def demo_reviews_import(bot: Bot) -> int:
+    """demo/reviews.csv: ten customer reviews for the review-reply route (a re-import adds nothing)."""
+    from routes.reviews import csv_parse, reviews_import
+
+    path = Path(settings.BASE_DIR) / "demo" / "reviews.csv"
+    return len(reviews_import(bot=bot, drafts=csv_parse(path.read_bytes())).created)
+
+
 def banner(bot: Bot, ports: DemoPorts) -> str:
     return "\n".join([
         "",
@@ -134,6 +143,9 @@ def banner(bot: Bot, ports: DemoPorts) -> str:
         f"  Widget key of the demo bot: {bot.public_key}",
         "  The demo site is being crawled now; progress: Admin → Знания → Обходы.",
         f"  E-mails to operators are written to {settings.EMAIL_FILE_PATH}/ (set EMAIL_HOST to send them).",
+        f"  Replies to the sample reviews: .venv/bin/python manage.py runroute review_reply {bot.slug}",
+        f"    then Admin → Прогоны маршрутов → Очередь на решение ({ports.app_url}/admin/routes/routerun/queue/);",
+        "    without ANTHROPIC_API_KEY every run ends at the handoff point (no model, no draft).",
         "",
     ])
 
@@ -162,6 +174,7 @@ def run(ports: DemoPorts) -> None:
     worker = worker_start()
     try:
         demo_crawl_queue(bot)
+        demo_reviews_import(bot)
         print(banner(bot, ports), flush=True)
         uvicorn.run("assistant.asgi:application", **server_options(ports))
     finally:

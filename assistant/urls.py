@@ -15,6 +15,7 @@ urlpatterns = [
     path("bots/", include("assistant.bots.urls")),
     path("inbox/", include("assistant.inbox.urls")),
     path("answers/", include("review.urls")),
+    path("routes/", include("routes.urls")),
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),

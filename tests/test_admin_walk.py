@@ -41,6 +41,7 @@ from assistant.llm.models import BotLLMSettings, RunEvent, Usage
 from feedback.models import Gap, Outcome
 from knowledge.models import CrawlRun, Entry, Page, Source
 from review.models import Correction, ReviewItem
+from routes.models import CustomerReview, ReviewReplySettings, RouteRun
 
 pytestmark = pytest.mark.django_db
 
@@ -133,6 +134,21 @@ def _gap(t: str, bot: Bot) -> Gap:
     return Gap.objects.create(bot=bot, title=marker(t, Gap), count=1, first_seen=now, last_seen=now)
 
 
+def _customer_review(t: str, bot: Bot) -> CustomerReview:
+    return CustomerReview.objects.create(bot=bot, author=marker(t, CustomerReview), rating=5, text="Спасибо!",
+                                         written_on=timezone.now().date(), source="WB", fingerprint=t)
+
+
+def _review_reply_settings(t: str, bot: Bot) -> ReviewReplySettings:
+    return ReviewReplySettings.objects.create(bot=bot, banned_words=marker(t, ReviewReplySettings))
+
+
+def _route_run(t: str, bot: Bot) -> RouteRun:
+    run = RouteRun.objects.create(bot=bot, route="review_reply", review=bot.customer_reviews.get(),
+                                  status=RouteRun.Status.WAITING, draft=marker(t, RouteRun))
+    return run
+
+
 def _outcome(t: str, bot: Bot) -> Outcome:
     return Outcome.objects.create(bot=bot, conversation=bot.conversations.get(), kind="answered",
                                   started_at=timezone.now())
@@ -161,6 +177,7 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
     RunEvent: _runevent, BotLLMSettings: _llm_settings, Conversation: _conversation, Lead: _lead,
     WebhookDelivery: _webhook, ReviewItem: _review_item, Correction: _correction, Gap: _gap, Outcome: _outcome,
+    CustomerReview: _customer_review, ReviewReplySettings: _review_reply_settings, RouteRun: _route_run,
     OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
     CatalogImport: _catalog_import,
 }

@@ -45,6 +45,7 @@ class LLMRequest:
     # the whole timeout; retrieval-only is the better answer now).
     person_waits: bool = True
     conversation_id: int | None = None
+    run_id: int | None = None  # an async route's run (the journal groups its rows by it)
     timeout: float | None = None  # None: settings.LLM_TIMEOUT
     # time.monotonic() by which every call for this request (retries, a form repair) must be over:
     # the budget of a turn a person waits on. None: each call just has its timeout.

@@ -24,12 +24,13 @@ def run_event_record(
     purpose: str = "",
     detail: dict[str, Any] | None = None,
     conversation_id: int | None = None,
+    run_id: int | None = None,
 ) -> RunEvent:
     if kind not in RunEvent.Kind.values:
         raise ValueError(f"unknown run event kind {kind!r}")
     return RunEvent.objects.create(
         bot_id=bot_id, kind=kind, ok=ok, route=route, purpose=purpose,
-        detail=detail or {}, conversation_id=conversation_id,
+        detail=detail or {}, conversation_id=conversation_id, run_id=run_id,
     )
 
 
@@ -39,7 +40,7 @@ def usage_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> Usag
         cache_read_tokens=result.cache_read_tokens, cache_write_tokens=result.cache_write_tokens,
     )
     return Usage.objects.create(
-        bot_id=bot_id, route=request.route, purpose=request.purpose, provider=result.provider,
+        bot_id=bot_id, route=request.route, purpose=request.purpose, run_id=request.run_id, provider=result.provider,
         model=result.model, input_tokens=result.input_tokens, output_tokens=result.output_tokens,
         cache_read_tokens=result.cache_read_tokens, cache_write_tokens=result.cache_write_tokens,
         latency_ms=result.latency_ms, cost_usd=cost,
@@ -47,7 +48,8 @@ def usage_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> Usag
 
 
 def llm_call_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> None:
-    """One usage line and one journal row per model call, failed calls included."""
+    """One usage line and one journal row per model call, failed calls included. An async route
+    commits them with what followed from the call (routes/engine.py); the chat turn as they come."""
     usage_record(bot_id=bot_id, request=request, result=result)
     detail: dict[str, Any] = {
         "provider": result.provider,
@@ -65,5 +67,5 @@ def llm_call_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> N
             detail[key] = value
     run_event_record(
         bot_id=bot_id, kind=RunEvent.Kind.LLM_CALL, ok=result.ok, route=request.route,
-        purpose=request.purpose, detail=detail, conversation_id=request.conversation_id,
+        purpose=request.purpose, detail=detail, conversation_id=request.conversation_id, run_id=request.run_id,
     )

@@ -49,6 +49,7 @@ class Usage(models.Model):
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="llm_usage")
     route = models.CharField(_("маршрут"), max_length=64)
     purpose = models.CharField(_("назначение"), max_length=64)
+    run_id = models.BigIntegerField(_("прогон"), null=True, blank=True, db_index=True)
     provider = models.CharField(_("поставщик"), max_length=16)
     model = models.CharField(_("модель"), max_length=100)
     input_tokens = models.PositiveIntegerField(_("входные токены"), default=0)
@@ -78,14 +79,19 @@ class RunEvent(models.Model):
         FORM_REPAIR = "form_repair", _("ремонт формы")
         JUDGE = "judge", _("оценка")
         CONTENT_REPAIR = "content_repair", _("ремонт содержания")
-        CHECK_SKIPPED = "check_skipped", _("проверка пропущена")
+        CHECK_SKIPPED = "check_skipped", _("проверка не выполнялась")
         FILTER_BLOCK = "filter_block", _("блок фильтра вывода")
         HANDOFF = "handoff", _("передача человеку")
         APPROVAL = "approval", _("решение контролёра")
+        APPROACH_CHANGE = "approach_change", _("смена подхода")
+        BUDGET_SPENT = "budget_spent", _("бюджет ремонтов исчерпан")
+        PUBLISH = "publish", _("публикация")
 
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="run_events")
     # A plain number, not a foreign key: the chat app owns conversations and may come and go.
     conversation_id = models.BigIntegerField(_("разговор"), null=True, blank=True, db_index=True)
+    # The run of an async route this row belongs to (a plain number too: routes own their runs).
+    run_id = models.BigIntegerField(_("прогон"), null=True, blank=True, db_index=True)
     kind = models.CharField(_("событие"), max_length=32, choices=Kind.choices)
     route = models.CharField(_("маршрут"), max_length=64, blank=True)
     purpose = models.CharField(_("назначение"), max_length=64, blank=True)

@@ -175,6 +175,7 @@ def _journal_repair(
     journal.run_event_record(
         bot_id=provider.bot_id, kind=RunEvent.Kind.FORM_REPAIR, ok=verdict_after == "valid",
         route=request.route, purpose=request.purpose, conversation_id=request.conversation_id,
+        run_id=request.run_id,
         detail={
             "verdict_before": "invalid",
             "violations_before": list(before),

@@ -12,6 +12,10 @@ Hangs that a per-read timeout never notices: `drip_after` sends the rest of the 
 time (every read returns something, no event or body ever completes), `pings` keeps a stream busy
 with ping events before any content. `aborted` counts replies the client hung up on before the
 fake had sent them whole (a client that enforces its deadline).
+
+A judge: requests forcing one tool can get their own queue (`script_tool("verdict", verdict(0.3,
+"critique"), ...)`, played before the main queue), or that tool can be down (`tool_down("verdict")`:
+every such request answers 529), while the step's own calls go on as scripted.
 """
 
 from __future__ import annotations
@@ -87,6 +91,11 @@ def bad_request() -> Reply:
     return error(400)
 
 
+def verdict(score: float, critique: str = "", **options: Any) -> Reply:
+    """A judge's answer: a `verdict` tool call with `score` and `critique`."""
+    return Reply(tool_input={"score": score, "critique": critique or "Замечаний нет."}, **options)
+
+
 @dataclass
 class RecordedRequest:
     path: str
@@ -99,6 +108,10 @@ class RecordedRequest:
 class FakeLLMServer:
     def __init__(self) -> None:
         self._queue: deque[Reply] = deque()
+        # Replies for requests that force one tool (a judge's `verdict`), played before the main
+        # queue; a tool that is "down" answers every request with that status (a judge that is off).
+        self._by_tool: dict[str, deque[Reply]] = {}
+        self._down: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
@@ -127,9 +140,26 @@ class FakeLLMServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def script_tool(self, tool: str, *replies: Reply) -> None:
+        """Replies for requests forcing `tool` only (e.g. the judge), in order, apart from the main queue."""
+        with self._lock:
+            self._by_tool.setdefault(tool, deque()).extend(replies)
+
+    def tool_down(self, tool: str, status: int = 529) -> None:
+        """Every request forcing `tool` fails with `status` (529 overloaded: the judge is down)."""
+        with self._lock:
+            self._down[tool] = status
+
+    def tool_up(self, tool: str) -> None:
+        with self._lock:
+            self._down.pop(tool, None)
+
+    def requests_for(self, tool: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if ((r.body.get("tool_choice") or {}).get("name")) == tool]
+
     @property
     def pending(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + sum(len(queue) for queue in self._by_tool.values())
 
     def wait_aborted(self, count: int = 1, timeout: float = 10.0) -> int:
         """`aborted` once it reaches `count` (the fake notices a client that hung up at its next
@@ -140,8 +170,13 @@ class FakeLLMServer:
         return self.aborted
 
     def _next(self, request: RecordedRequest) -> Reply | None:
+        tool = str((request.body.get("tool_choice") or {}).get("name") or "")
         with self._lock:
             self.requests.append(request)
+            if tool in self._down:
+                return error(self._down[tool])
+            if self._by_tool.get(tool):
+                return self._by_tool[tool].popleft()
             return self._queue.popleft() if self._queue else None
 
     def _sleep(self, seconds: float) -> None:

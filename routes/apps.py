@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class RoutesConfig(AppConfig):
+    """Async routes with bounded self-correction (seed 002), above chat/knowledge/llm."""
+
+    name = "routes"
+    verbose_name = _("Маршруты и ответы на отзывы")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from routes import checks  # noqa: F401  (registers the declarations' system check)
