@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from STATIC_URL (no CDN)
     "api",
+    "assistant.commerce",
 ]
 
 MIDDLEWARE = [
@@ -317,6 +318,19 @@ CHAT_RATE_LEADS_VISITOR = env_int("CHAT_RATE_LEADS_VISITOR", 3)
 CHAT_RATE_LEADS_IP = env_int("CHAT_RATE_LEADS_IP", 10)
 # Widget sockets open at once from one address, across all processes (0: no cap).
 CHAT_MAX_SOCKETS_IP = env_int("CHAT_MAX_SOCKETS_IP", 50)
+
+# --- Commerce (assistant/commerce): the shop's order endpoint ---
+ORDER_TIMEOUT = env_float("ORDER_TIMEOUT", 3.0)  # seconds per attempt (redirects included)
+ORDER_RETRIES = env_int("ORDER_RETRIES", 1)  # more attempts after a timeout, a refused connection or a 5xx
+ORDER_MAX_BYTES = env_int("ORDER_MAX_BYTES", 256 * 1024)  # an order's JSON, not a catalogue
+# Encrypts the endpoints' secret headers at rest; empty: derived from SECRET_KEY (changing either
+# makes stored headers unreadable, and the admin asks for them again).
+ORDER_SECRETS_KEY = env_str("ORDER_SECRETS_KEY")
+# A product feed (YML or CSV) larger than this is refused before it is read or parsed.
+CATALOG_MAX_BYTES = env_int("CATALOG_MAX_BYTES", 50 * 1024 * 1024)
+# Order lookups per visitor of a bot / per address per CHAT_RATE_WINDOW (enumerating orders is an attack).
+CHAT_RATE_ORDERS_VISITOR = env_int("CHAT_RATE_ORDERS_VISITOR", 5)
+CHAT_RATE_ORDERS_IP = env_int("CHAT_RATE_ORDERS_IP", 20)
 
 # --- Operators (assistant/inbox): webhooks to the owner's URL ---
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt

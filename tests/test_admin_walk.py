@@ -36,6 +36,7 @@ from assistant.bots.models import ApiKey, Bot, Membership
 from assistant.bots.services import membership_add
 from assistant.chat import services as chat_services
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
+from assistant.commerce.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
 from assistant.llm.journal import run_event_record
 from assistant.llm.models import BotLLMSettings, RunEvent, Usage
 from feedback.models import Gap, Outcome
@@ -158,6 +159,24 @@ def _outcome(t: str, bot: Bot) -> Outcome:
                                   started_at=timezone.now())
 
 
+def _order_endpoint(t: str, bot: Bot) -> OrderEndpoint:
+    return OrderEndpoint.objects.create(bot=bot, url_template=f"https://{marker(t, OrderEndpoint)}.example/{{number}}")
+
+
+def _order_lookup(t: str, bot: Bot) -> OrderLookup:
+    return OrderLookup.objects.create(bot=bot, number=marker(t, OrderLookup), result="found")
+
+
+def _catalog_offer(t: str, bot: Bot) -> CatalogOffer:
+    return CatalogOffer.objects.create(bot=bot, source=bot.sources.get(), offer_id="1", name=marker(t, CatalogOffer),
+                                       price=1, content_hash="x")
+
+
+def _catalog_import(t: str, bot: Bot) -> CatalogImport:
+    return CatalogImport.objects.create(bot=bot, source=bot.sources.get(), status="done",
+                                        message=marker(t, CatalogImport))
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
@@ -165,6 +184,8 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     WebhookDelivery: _webhook, ReviewItem: _review_item, Correction: _correction, Gap: _gap, Outcome: _outcome,
     CustomerReview: _customer_review, ReviewReplySettings: _review_reply_settings, RouteRun: _route_run,
     ApiKey: _apikey,
+    OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
+    CatalogImport: _catalog_import,
 }
 
 

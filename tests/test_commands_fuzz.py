@@ -106,3 +106,11 @@ def test_the_entry_form_answers_any_text_with_a_form_error_or_saves(client, owne
     assert response.status_code in (200, 302), response.status_code
     for entry in Entry.objects.filter(bot=bot):
         assert entry.url == "" or entry.url.startswith(("http://", "https://"))
+
+
+@SOME
+@given(template=NASTY, header=NASTY, pointer=NASTY, pattern=NASTY)
+def test_orderendpoint_takes_any_arguments(bot, template, header, pointer, pattern):
+    _run("orderendpoint", bot.slug, template, header=[header], status=pointer, date=pointer, pattern=pattern)
+    _run("orderendpoint", bot.slug, "https://shop.example/api/orders/{number}", status=pointer or "/status",
+         tracking=pointer, pattern=pattern or r"\d{4,12}")

@@ -38,7 +38,7 @@ from django.conf import settings
 from assistant.behavior import hours
 from assistant.behavior.intents import Intent, classify
 from assistant.bots.models import Bot
-from assistant.chat import checks, excerpts, prompt, replies
+from assistant.chat import checks, excerpts, orders, prompt, replies
 from assistant.llm import journal
 from assistant.llm.base import LLMRequest, LLMResult, Provider
 from assistant.llm.models import RunEvent
@@ -122,6 +122,7 @@ class Turn:
     language: str  # the reply's: canned texts, the rules the model gets
     on_delta: DeltaSink | None = None
     conversation_id: int | None = None
+    caller: orders.Caller = field(default_factory=orders.Caller)  # who asks, what the last reply waits for
     # time.monotonic() by which every model call of this turn must be over (CHAT_LLM_TIMEOUT)
     llm_deadline: float | None = None
     timings: dict[str, float] = field(default_factory=lambda: {"rules": 0.0, "search": 0.0, "llm": 0.0})
@@ -141,15 +142,20 @@ class Turn:
 
 
 def answer(
-    *, bot: Bot, text: str, history: History, on_delta: DeltaSink | None = None, conversation_id: int | None = None
+    *, bot: Bot, text: str, history: History, on_delta: DeltaSink | None = None, conversation_id: int | None = None,
+    caller: orders.Caller | None = None,
 ) -> Reply:
     """The bot's reply to `text`. `history` holds the previous turns, oldest first; `on_delta`
     receives the answer so far while a model streams (only an answer with a valid source streams,
-    and the returned Reply always replaces the draft); `conversation_id` labels journal rows."""
+    and the returned Reply always replaces the draft); `conversation_id` labels journal rows;
+    `caller` says who asks (order lookups are limited and logged per visitor and address) and
+    what the bot's last message waits for (an order number, a second factor)."""
     started = time.perf_counter()
+    caller = caller or orders.Caller()
+    language = caller.awaiting.get("language") or replies.reply_language(bot, text)  # an awaited «48213» keeps it
     turn = Turn(
-        bot=bot, history=history, language=replies.reply_language(bot, text), on_delta=on_delta,
-        conversation_id=conversation_id, llm_deadline=time.monotonic() + settings.CHAT_LLM_TIMEOUT,
+        bot=bot, history=history, language=language, on_delta=on_delta, conversation_id=conversation_id, caller=caller,
+        llm_deadline=time.monotonic() + settings.CHAT_LLM_TIMEOUT,
     )
     reply = chain(turn, text, retry=True)
     reply.timings = {**turn.timings, "total": _ms(started)}
@@ -183,6 +189,11 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     intent, ruled = _rules(turn, text)
     if ruled is not None:
         return ruled
+    # Order status, from the shop's system and never from a model: the rules found an order
+    # question, or the bot's last message asked for the number (or the second factor).
+    ordered = _order(turn, text, intent.name)
+    if ordered is not None:
+        return ordered
     if intent.name not in _SEARCH_INTENTS:  # a new rule the chain does not know yet
         logger.warning("intent %s has no branch in the chain; treated as a question", intent.name)
     found = _search(turn, intent.rest or text)
@@ -192,9 +203,13 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     # The model may raise operator/order that the rules missed, only when the rules said "question"
     # and the prompt held no page text: an instruction on a page never moves the conversation.
     if ai and intent.name == "question" and ai.intent in _MODEL_RAISED and not found.sources:
-        raised = _rule_reply(bot, ai.intent, language)
+        if ai.intent == "order":
+            raised = _order(turn, text, "order", meta | {"model_raised": True})
+        else:
+            raised = _rule_reply(bot, ai.intent, language)
+            raised = raised and _finish(turn, raised, meta | {"route": "model_intent"})
         assert raised is not None
-        return _finish(turn, raised, meta | {"route": "model_intent"})
+        return raised
     # 1. A valid source number and an answer: the answer, with the link of THAT entry, if that entry
     #    gives every fact of it; otherwise the entry's own words, never the model's.
     if ai and ai.answer and 0 <= ai.source < len(found.sources):
@@ -248,7 +263,7 @@ def _rule_reply(bot: Bot, intent: str, language: str) -> Reply | None:
         reply = _canned(intent, replies.out_of_hours(bot, schedule, language=language), escalation=True)
         reply.buttons = replies.handoff_buttons(bot, operators_available=False, language=language)
         return reply
-    if intent in {"order", "greeting", "thanks"}:
+    if intent in {"greeting", "thanks"}:
         return _canned(intent, replies.say(bot, intent, language=language))
     return None
 
@@ -258,6 +273,17 @@ def _canned(intent: str, text: str, *, escalation: bool = False, state: str | No
         text=text, links=[], buttons=[], intent=intent, source_entry_id=None, sources=[], confidence=None,
         flags={"escalation": True} if escalation else {}, timings={}, state=state,
     )
+
+
+def _order(turn: Turn, text: str, intent: str, meta: dict[str, Any] | None = None) -> Reply | None:
+    """The order route (orders.py) as a Reply: a template filled from the shop's response."""
+    said = orders.order_answer(bot=turn.bot, text=text, intent=intent, caller=turn.caller, language=turn.language,
+                               conversation_id=turn.conversation_id)
+    if said is None:
+        return None
+    reply = _canned("order", said.text)
+    reply.links, reply.buttons = said.links, said.buttons
+    return _finish(turn, reply, {**(meta or {}), "route": "order", **said.meta})
 
 
 def _search(turn: Turn, text: str) -> Found:

@@ -1,7 +1,8 @@
 """Limits on everything a widget socket can write, counted in Redis so that every ASGI process
 shares them (docs/widget-protocol.md, "Limits and addresses").
 
-- Writes (messages, new conversations, operator requests, ratings, contact forms): a fixed window
+- Writes (messages, new conversations, operator requests, ratings, contact forms) and order
+  lookups (each one a request to the shop's system; enumerating orders is an attack): a fixed window
   per (kind, identity): INCR + EXPIRE in one round trip. A burst across a window boundary may pass
   up to twice the limit; that is fine for keeping a script from flooding the chain or an owner's
   inbox, which is what this is for.
@@ -74,6 +75,7 @@ KINDS: Final = {
     "handoff": Kind("handoff", "CHAT_RATE_HANDOFF_VISITOR", "CHAT_RATE_HANDOFF_IP", "handoffs"),
     "rating": Kind("rating", "CHAT_RATE_RATINGS_VISITOR", "CHAT_RATE_RATINGS_IP", "ratings"),
     "lead": Kind("lead", "CHAT_RATE_LEADS_VISITOR", "CHAT_RATE_LEADS_IP", "leads"),
+    "order": Kind("order", "CHAT_RATE_ORDERS_VISITOR", "CHAT_RATE_ORDERS_IP", "orders"),
 }
 
 

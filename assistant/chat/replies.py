@@ -89,6 +89,39 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         ),
         "lead_saved": "Спасибо, {name}! Мы свяжемся с вами: {contact}.",
         "escalation_offer": "Похоже, я не смог помочь. Позвать оператора? Он ответит здесь же.",
+        "order_status": "Заказ {number}: {status}.",
+        "order_date": "\nОжидаемая дата доставки: {date}.",
+        "order_tracking": "\nОтследить посылку можно по ссылке ниже.",
+        "order_tracking_link": "Отследить посылку",
+        "order_not_found": (
+            "Я не нашёл заказ с таким номером ({number}). Проверьте, пожалуйста, номер — "
+            "или позовите оператора, он поможет."
+        ),
+        "order_not_found_factor": (
+            "Я не нашёл заказ {number} с такими данными. Проверьте номер и телефон или e-mail — "
+            "или позовите оператора, он поможет."
+        ),
+        "order_unavailable": (
+            "Не могу проверить заказ сейчас: система заказов не отвечает. Попробуйте чуть позже "
+            "или позовите оператора."
+        ),
+        "order_factor_ask": (
+            "Чтобы показать заказ {number}, напишите, пожалуйста, последние 4 цифры телефона "
+            "или e-mail, указанные в заказе."
+        ),
+        "order_bad_number": (
+            "Это не похоже на номер заказа: он слишком длинный. Проверьте номер, пожалуйста, "
+            "или позовите оператора."
+        ),
+        "order_limited": (
+            "Слишком много проверок заказов подряд. Подождите {seconds} с и попробуйте снова "
+            "или позовите оператора."
+        ),
+        "order_no_endpoint": (
+            "Проверить заказ в этом чате я пока не могу. Оператор подскажет, что с ним: "
+            "назовите ему номер заказа."
+        ),
+        "error_rate_limited_orders": "Слишком много проверок заказов подряд. Подождите {seconds} с и попробуйте снова.",
     },
     "en": {
         "whoami": (
@@ -154,6 +187,37 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "lead_consent": "I consent to the processing of my personal data under the personal data policy.",
         "lead_saved": "Thank you, {name}! We will contact you: {contact}.",
         "escalation_offer": "It looks like I could not help. Shall I call an operator? They will reply right here.",
+        "order_status": "Order {number}: {status}.",
+        "order_date": "\nExpected delivery date: {date}.",
+        "order_tracking": "\nYou can track the parcel with the link below.",
+        "order_tracking_link": "Track the parcel",
+        "order_not_found": (
+            "I could not find an order with this number ({number}). Please check the number, "
+            "or call an operator: they will help."
+        ),
+        "order_not_found_factor": (
+            "I could not find order {number} with these details. Please check the number and the phone "
+            "or e-mail, or call an operator: they will help."
+        ),
+        "order_unavailable": (
+            "I cannot check the order right now: the order system does not answer. Please try again "
+            "a little later, or call an operator."
+        ),
+        "order_factor_ask": (
+            "To show order {number}, please write the last 4 digits of the phone number "
+            "or the e-mail given in the order."
+        ),
+        "order_bad_number": (
+            "This does not look like an order number: it is too long. Please check it, or call an operator."
+        ),
+        "order_limited": (
+            "Too many order checks in a row. Please wait {seconds} s and try again, or call an operator."
+        ),
+        "order_no_endpoint": (
+            "I cannot check orders in this chat yet. An operator will tell you how your order is doing: "
+            "give them the order number."
+        ),
+        "error_rate_limited_orders": "Too many order checks in a row. Please wait {seconds} s and try again.",
     },
 }
 

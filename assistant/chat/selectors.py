@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from django.db.models import Count, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Now
@@ -67,6 +67,20 @@ def history_before(message: Message, limit: int = HISTORY_MESSAGES) -> list[tupl
         .values_list("role", "text")[:limit]
     )
     return [(role, text) for role, text in rows][::-1]
+
+
+def history_and_last_meta(
+    message: Message, limit: int = HISTORY_MESSAGES
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """`history_before` and, in the same query, the llm_meta of the message just before `message`
+    when the bot wrote it (what that reply waits for: an order number, a second factor), else {}."""
+    rows = list(
+        Message.objects.filter(conversation_id=message.conversation_id, id__lt=message.pk, role__in=_HISTORY_ROLES)
+        .order_by("-id")
+        .values_list("role", "text", "llm_meta")[:limit]
+    )
+    last_meta = rows[0][2] if rows and rows[0][0] == Message.Role.BOT and isinstance(rows[0][2], dict) else {}
+    return [(role, text) for role, text, _meta in rows][::-1], last_meta
 
 
 def latest_and_same(

@@ -33,7 +33,19 @@ from django.utils import timezone
 from assistant.behavior import escalation, hours
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
-from assistant.chat import claims, events, friction, pipeline, ratelimit, replies, selectors, signals, webhooks, writes
+from assistant.chat import (
+    claims,
+    events,
+    friction,
+    orders,
+    pipeline,
+    ratelimit,
+    replies,
+    selectors,
+    signals,
+    webhooks,
+    writes,
+)
 from assistant.chat.exceptions import (
     DATABASE_AWAY,
     ConversationClosed,
@@ -194,12 +206,15 @@ def _fallback_reply(bot: Bot, exc: Exception) -> pipeline.Reply:
 
 
 def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) -> pipeline.Reply:
-    bot = visitor_message.conversation.bot
-    history = selectors.history_before(visitor_message)
+    conversation = visitor_message.conversation
+    bot = conversation.bot
+    history, last_meta = selectors.history_and_last_meta(visitor_message)
+    caller = orders.Caller(visitor_id=conversation.visitor_id, ip=conversation.last_ip,
+                           awaiting=orders.awaiting_from(last_meta))
     try:
         return pipeline.answer(
             bot=bot, text=visitor_message.text, history=history, on_delta=on_delta,
-            conversation_id=visitor_message.conversation_id,
+            conversation_id=visitor_message.conversation_id, caller=caller,
         )
     except DATABASE_AWAY:  # no apology stored for an outage: the answer is made once it is back
         raise

@@ -1,0 +1,179 @@
+"""Product search over a bot's catalog: the offers for a question, with the filters the code reads
+from it (never a model): a price range («до 15 000», «от 3 тысяч», «от 2 до 5 тыс.»), in stock
+(«в наличии»), a vendor and a category named in the question. The rest of the question is
+matched by words (PostgreSQL full-text, 'russian', any word; name counts most).
+
+What must stay true:
+- Every price, old price and availability returned is the offer row's own, as the feed said it.
+- A filter is applied only when the question says it; the filters that were applied come back
+  with the hits, so a reply (and a person reading the log) can say why these offers.
+- Two queries at most: the bot's vendors and categories (cached; an import drops the cache after
+  commit), the search; nothing per offer.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Final
+
+import snowballstemmer
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.cache import cache
+from django.db.models import F, Q
+
+from assistant.bots.models import Bot
+from assistant.commerce.models import CatalogOffer
+
+_NUMBER: Final = r"(\d[\d\s\u00a0]{0,12}(?:[.,]\d{1,2})?)\s*(тыс\w*\.?|т\.|к\b|k\b|млн\w*)?"
+_CURRENCY: Final = r"(?:\s*(?:₽|руб\w*\.?|р\.))?"
+_RANGE: Final = re.compile(rf"\bот\s+{_NUMBER}{_CURRENCY}\s+до\s+{_NUMBER}{_CURRENCY}", re.I)
+_MAX: Final = re.compile(
+    rf"\b(?:до|дешевле|не\s+дороже|не\s+больше|в\s+пределах|максимум|меньше|below|under|up\s+to)\s+{_NUMBER}{_CURRENCY}",
+    re.I,
+)
+_MIN: Final = re.compile(rf"\b(?:от|дороже|не\s+дешевле|минимум|больше|from|over)\s+{_NUMBER}{_CURRENCY}", re.I)
+_IN_STOCK: Final = re.compile(r"\bв\s+наличии\b|\bin\s+stock\b|\bесть\s+сейчас\b", re.I)
+_WORD: Final = re.compile(r"[^\W\d_]{2,}", re.U)
+# Words that ask, not describe: they would match any description.
+_ASKING: Final = frozenset(
+    "есть ли у вас вы а какой какая какие какое нужен нужна нужно нужны хочу ищу подскажите покажите "
+    "можно купить найти посоветуйте сколько стоит стоят цена цены рублей руб тысяч тыс наличии до от "
+    "дешевле дороже не больше меньше пределах максимум минимум что чтобы для".split()
+)
+_STEM: Final = snowballstemmer.stemmer("russian")
+_ASKING_STEMS: Final = frozenset(_STEM.stemWord(w) for w in _ASKING)
+FACETS_SECONDS: Final = 300  # the bot's vendor and category names, cached; an import refreshes them
+
+
+@dataclass(frozen=True)
+class Filters:
+    price_min: Decimal | None = None
+    price_max: Decimal | None = None
+    in_stock: bool = False
+    vendors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+
+    def applied(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {}
+        if self.price_min is not None:
+            shown["price_min"] = str(self.price_min)
+        if self.price_max is not None:
+            shown["price_max"] = str(self.price_max)
+        if self.in_stock:
+            shown["in_stock"] = True
+        if self.vendors:
+            shown["vendors"] = list(self.vendors)
+        if self.categories:
+            shown["categories"] = list(self.categories)
+        return shown
+
+
+@dataclass(frozen=True)
+class Found:
+    offers: list[CatalogOffer]
+    filters: Filters
+    nearest_category: str = ""  # when nothing matched: the category the words point to, if any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _amount(number: str, scale: str | None) -> Decimal:
+    value = Decimal(re.sub(r"[\s\u00a0]", "", number).replace(",", "."))
+    scale = (scale or "").casefold()
+    if scale.startswith(("тыс", "т.", "к", "k")):
+        value *= 1000
+    elif scale.startswith("млн"):
+        value *= 1_000_000
+    return value
+
+
+@functools.lru_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_STEM.stemWord(w.casefold()) for w in _WORD.findall(text))
+
+
+def facets_key(bot_id: int) -> str:
+    return f"commerce:facets:{bot_id}"
+
+
+def facets(bot: Bot) -> tuple[list[str], list[str]]:
+    """The bot's vendor and category names (what a question may name), from the cache or one query."""
+    cached = cache.get(facets_key(bot.pk))
+    if cached is not None:
+        return cached[0], cached[1]
+    pairs = list(CatalogOffer.objects.filter(bot=bot).order_by().values_list("vendor", "category").distinct())
+    vendors = sorted({v for v, _c in pairs if v})
+    categories = sorted({c for _v, c in pairs if c})
+    cache.set(facets_key(bot.pk), (vendors, categories), FACETS_SECONDS)
+    return vendors, categories
+
+
+def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Filters:
+    """The filters a question states; `vendors` and `categories` are the bot's own (from its feed)."""
+    text = text[:1000]
+    rest = text
+    price_min = price_max = None
+    if found := _RANGE.search(text):
+        price_min = _amount(found.group(1), found.group(2) or found.group(4))
+        price_max = _amount(found.group(3), found.group(4))
+        rest = rest.replace(found.group(0), " ")
+    else:
+        if found := _MAX.search(text):
+            price_max = _amount(found.group(1), found.group(2))
+            rest = rest.replace(found.group(0), " ")
+        if found := _MIN.search(rest):
+            price_min = _amount(found.group(1), found.group(2))
+            rest = rest.replace(found.group(0), " ")
+    in_stock = bool(_IN_STOCK.search(rest))
+    lowered = f" {rest.casefold()} "
+    named_vendors = tuple(v for v in vendors if v and re.search(rf"(?<!\w){re.escape(v.casefold())}(?!\w)", lowered))
+    question = _stems(rest) - _ASKING_STEMS
+    named_categories = tuple(c for c in categories if c and _stems(c.rsplit("/", 1)[-1]) & question)
+    words = tuple(sorted(w for w in {w.casefold() for w in _WORD.findall(rest)} if w not in _ASKING))
+    return Filters(price_min, price_max, in_stock, named_vendors, named_categories, words[:12])
+
+
+def product_search(*, bot: Bot, text: str, k: int = 3) -> Found:
+    """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches)."""
+    vendors, categories = facets(bot)
+    filters = read_filters(text, vendors=vendors, categories=categories)
+    scope = Q(bot=bot)
+    if filters.price_min is not None:
+        scope &= Q(price__gte=filters.price_min)
+    if filters.price_max is not None:
+        scope &= Q(price__lte=filters.price_max)
+    if filters.in_stock:
+        scope &= Q(available=True)
+    if filters.vendors:
+        scope &= Q(vendor__in=filters.vendors)
+    if filters.categories:
+        scope &= Q(category__in=filters.categories)
+    words = [w for w in filters.words if not any(w in v.casefold() for v in filters.vendors)]
+    queryset = CatalogOffer.objects.filter(scope)
+    if words and not filters.categories:
+        query = SearchQuery(words[0], config="russian", search_type="plain")
+        for word in words[1:]:
+            query |= SearchQuery(word, config="russian", search_type="plain")
+        queryset = queryset.filter(search_vector=query).annotate(rank=SearchRank(F("search_vector"), query))
+        queryset = queryset.order_by("-rank", "price", "id")
+    elif not (filters.applied() or words):
+        return Found([], filters)  # nothing to go by: no offers rather than arbitrary ones
+    else:
+        queryset = queryset.order_by("-available", "price", "id")
+    offers = list(queryset.defer("description", "params", "content_hash")[:k])
+    nearest = ""
+    if not offers:
+        nearest = next((c for c in categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
+    return Found(offers, filters, nearest)
+
+
+def card(offer: CatalogOffer) -> dict[str, Any]:
+    """A product card as a reply would carry it: every value the row's own."""
+    return {
+        "id": offer.offer_id, "name": offer.name, "price": str(offer.price),
+        "old_price": str(offer.old_price) if offer.old_price is not None else None, "currency": offer.currency,
+        "available": offer.available, "url": offer.url, "picture": offer.picture,
+    }

@@ -1,0 +1,198 @@
+"""Catalog import speed: a 10,000-offer YML feed (the Yandex Market format) into a bot's catalog.
+
+    python bench/catalog_import.py [--offers 10000]
+
+The feed is generated (categories, prices, old prices, pictures, params, CDATA descriptions) and
+written to a file; rows:
+
+- baseline: lxml parsing the same bytes alone (what any reader of the file pays);
+- parse: feeds.parse_feed (the parser with its checks, no database);
+- first import: `catalog_import_file` into an empty catalog (all added);
+- re-import unchanged: the same file again (nothing written);
+- re-import with 10 % of prices changed and 5 % of offers replaced (changed / added / removed).
+
+Then product search at the same size: `products.product_search` for 200 shop questions (price
+ceilings and floors, in stock, vendors, categories, plain words), p50 / p95, against the
+baseline the issue names: the entries search (`knowledge.search.search_entries`, hybrid, query
+vector given so embedding is excluded) on a bot with as many entries (the offers' texts, random
+unit vectors, COPY + the HNSW build as bench/search_speed.py does it), the same questions.
+
+Targets (issue 13): ≤ 60 s for the first import of 10,000 offers; product search p95 ≤ 50 ms at
+10,000 offers. Embeddings of offers are not part of either: product search by meaning is not
+built yet. The bench bots (`bench-catalog`, `bench-catalog-entries`) are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common
+
+SLUG = "bench-catalog"
+TARGET_S = 60.0
+SEARCH_TARGET_MS = 50.0
+WORDS = ["Пылесос", "Чайник", "Кофемашина", "Светильник", "Кондиционер", "Утюг", "Блендер", "Удлинитель"]
+VENDORS = ["Вихрь", "Ключ", "Пар", "Свет", "Холод", "Дом"]
+
+
+def make_feed(offers: int, *, seed: int = 1, price_shift: float = 0.0, replace: float = 0.0) -> bytes:
+    rng = random.Random(seed)
+    changed = random.Random(seed + 1)
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>\n<yml_catalog date="2026-12-01 10:00"><shop>'
+             "<name>ТехноДом</name><categories>"]
+    parts += [f'<category id="{i}">Категория {i}</category>' for i in range(1, 41)]
+    parts.append("</categories><offers>")
+    for i in range(offers):
+        offer_id = f"new-{i}" if changed.random() < replace else f"sku-{i}"
+        price = rng.randint(500, 90000)
+        if changed.random() < price_shift:
+            price += 100
+        word, vendor = rng.choice(WORDS), rng.choice(VENDORS)
+        parts.append(
+            f'<offer id="{offer_id}" available="{"true" if rng.random() < 0.8 else "false"}">'
+            f"<url>https://shop.example/p/{offer_id}</url><price>{price}</price><oldprice>{price + 1000}</oldprice>"
+            f"<currencyId>RUB</currencyId><categoryId>{rng.randint(1, 40)}</categoryId>"
+            f"<picture>https://shop.example/img/{offer_id}.jpg</picture><name>{word} {vendor} {i}</name>"
+            f"<vendor>{vendor}</vendor><description><![CDATA[<p>{word} {vendor}: модель {i}, "
+            f"гарантия 2 года, доставка по Москве.</p>]]></description>"
+            f'<param name="Мощность" unit="Вт">{rng.randint(100, 2500)}</param><param name="Цвет">белый</param>'
+            "</offer>"
+        )
+    parts.append("</offers></shop></yml_catalog>")
+    return "".join(parts).encode()
+
+
+QUESTIONS = [
+    "есть {w} до {p} ₽?", "{w} от {q} тысяч в наличии", "{w} {v}", "что есть от {v} дешевле {p}?",
+    "{w} для дома", "нужен {w} в наличии", "{w} от {q} до {r} тыс.", "покажите {w}",
+]
+
+
+def questions(count: int) -> list[str]:
+    rng = random.Random(7)
+    made = []
+    for i in range(count):
+        made.append(QUESTIONS[i % len(QUESTIONS)].format(
+            w=rng.choice(WORDS).lower(), v=rng.choice(VENDORS), p=rng.randint(2, 60) * 1000,
+            q=rng.randint(1, 20), r=rng.randint(21, 60)))
+    return made
+
+
+def search_rows(bot: Any, count: int) -> list[str]:
+    """p50 / p95 of product search and of the entries search at the same size, same questions."""
+    import numpy as np
+
+    from assistant.commerce.models import CatalogOffer
+    from assistant.commerce.products import product_search
+    from bench import search_speed
+    from knowledge.evaluation import percentile
+    from knowledge.indexing import lexicon_refresh
+    from knowledge.search import search_entries
+
+    asked = questions(count)
+    product_search(bot=bot, text=asked[0])
+    times, hits = [], 0
+    for question in asked:
+        started = time.perf_counter()
+        found = product_search(bot=bot, text=question)
+        times.append((time.perf_counter() - started) * 1000)
+        hits += bool(found.offers)
+    size = CatalogOffer.objects.filter(bot=bot).count()
+    entries_bot = common.bench_bot("bench-catalog-entries", fresh=True)
+    rng = np.random.default_rng(3)
+
+    def unit() -> np.ndarray:
+        vector = rng.standard_normal(search_speed.DIM).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    rows = [(name, f"{name}. {description}", "[" + ",".join(f"{x:.5f}" for x in unit()) + "]")
+            for name, description in CatalogOffer.objects.filter(bot=bot).values_list("name", "description")]
+    search_speed.drop_hnsw()
+    try:
+        search_speed.copy_entries(entries_bot.pk, rows)
+    finally:
+        search_speed.rebuild_hnsw()
+    lexicon_refresh(bot_id=entries_bot.pk)
+    vectors = [unit() for _ in asked]
+    search_entries(entries_bot, asked[0], query_vector=vectors[0], model_key=search_speed.MODEL)
+    base = []
+    for question, vector in zip(asked, vectors, strict=True):
+        started = time.perf_counter()
+        search_entries(entries_bot, question, k=5, query_vector=vector, model_key=search_speed.MODEL)
+        base.append((time.perf_counter() - started) * 1000)
+    common.drop_bot("bench-catalog-entries")
+    p95 = percentile(times, 95)
+    return [
+        f"| baseline: entries search (hybrid, k=5) at {size} entries | {percentile(base, 50):.1f} | "
+        f"{percentile(base, 95):.1f} | — | — |",
+        f"| product search (k=3) at {size} offers | {percentile(times, 50):.1f} | {p95:.1f} | "
+        f"{hits} / {len(asked)} | {'met' if p95 <= SEARCH_TARGET_MS else 'not met'} |",
+    ]
+
+
+def timed(call: object) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = call()  # type: ignore[operator]
+    return time.perf_counter() - started, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--offers", type=int, default=10000)
+    parser.add_argument("--questions", type=int, default=200)
+    args = parser.parse_args()
+    common.setup_django()
+    from lxml import etree
+
+    from assistant.commerce import catalog, feeds
+    from assistant.commerce.models import CatalogOffer
+
+    bot = common.bench_bot(SLUG, fresh=True)
+    folder = Path(tempfile.mkdtemp(prefix="spravka-catalog-"))
+    first, second = folder / "feed.xml", folder / "feed-2.xml"
+    first.write_bytes(make_feed(args.offers))
+    second.write_bytes(make_feed(args.offers, price_shift=0.10, replace=0.05))
+    size_mb = first.stat().st_size / 1024 / 1024
+    print(f"# Catalog import — {common.machine()}\n")
+    print(f"{args.offers} offers, feed {size_mb:.1f} MB.\n")
+    print("| step | time, s | added / changed / removed / skipped | target |")
+    print("|---|---|---|---|")
+    try:
+        data = first.read_bytes()
+        parse_s, _root = timed(lambda: etree.fromstring(data, etree.XMLParser(resolve_entities=False)))
+        print(f"| baseline: lxml parse alone | {parse_s:.2f} | — | — |")
+        ours_s, parsed = timed(lambda: feeds.parse_feed(data))
+        print(f"| parse with checks (no database) | {ours_s:.2f} | {len(parsed.offers)} offers |"  # type: ignore[attr-defined]
+              " — |")
+        for label, path in (("first import", first), ("re-import unchanged", first),
+                            ("re-import: 10 % prices, 5 % offers replaced", second)):
+            seconds, imported = timed(lambda path=path: catalog.catalog_import_file(bot=bot, path=path))
+            run = imported.run  # type: ignore[attr-defined]
+            assert run.status == "done", run.message
+            verdict = ("met" if seconds <= TARGET_S else "not met") if label == "first import" else "—"
+            print(f"| {label} | {seconds:.2f} | {run.added} / {run.changed} / {run.removed} / {run.skipped} "
+                  f"| {verdict} |")
+        print(f"\n{CatalogOffer.objects.filter(bot=bot).count()} offers stored at the end.\n")
+        print(f"{args.questions} questions; ms.\n")
+        print("| search | p50 | p95 | questions with offers | target p95 ≤ 50 ms |")
+        print("|---|---|---|---|---|")
+        for line in search_rows(bot, args.questions):
+            print(line)
+    finally:
+        CatalogOffer.objects.filter(bot=bot).delete()
+        common.drop_bot(SLUG)
+        for path in (first, second):
+            path.unlink(missing_ok=True)
+        folder.rmdir()
+
+
+if __name__ == "__main__":
+    main()
