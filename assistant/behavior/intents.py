@@ -170,6 +170,15 @@ _OPERATOR: Final = _rx(
     r"\b(?:human|operator|agent)\s+please\b|\blive\s+(?:agent|person|support)\b|\b(?:file|make)\s+a\s+complaint\b",
 )
 
+# A question about operators or a callback is asked to be answered, not to call one: «Через сколько
+# перезвонит оператор, если заказать обратный звонок?», «Как быстро отвечает поддержка?». Only
+# questions of time or quantity at the start: «как связаться с менеджером» stays a request.
+_ABOUT_PEOPLE: Final = _rx(
+    r"^\s*(?:(?:а|и|скажите|подскажите)\s+)*(?:через\s+сколько|как\s+(?:быстро|скоро|долго)|сколько\s+(?:минут|часов"
+    r"|времени|по\s+времени)|во\s+сколько|до\s+скольки|в\s+течение\s+(?:какого|скольких)|в\s+какое\s+время)\b",
+    r"^\s*(?:(?:а|и)\s+)*how\s+(?:long|soon|quickly|fast)\b",
+)
+
 # --- the visitor's own order ----------------------------------------------------------------------
 _ORDER_NOUN = r"(?:заказ(?:а|ы|ом|у|е|ов|ик)?|посылк(?:а|и|у|ой|е)|отправлени(?:е|я|ю|ем))\b"
 _NOT_MONEY = r"(?![\d])(?![\s.]*(?:р|руб\w*|тыс\w*|шт\w*|к|k|евро|долл\w*|usd|eur)\b)"
@@ -364,7 +373,7 @@ def classify(text: str) -> Intent:
 
     if _WHOAMI.search(body):
         return Intent("whoami", rest=rest)
-    if _OPERATOR.search(body):
+    if _OPERATOR.search(body) and not _ABOUT_PEOPLE.search(body):
         return Intent("operator", rest=rest)
     if _ORDER.search(body):
         return Intent("order", rest=rest)

@@ -90,6 +90,26 @@ def test_asking_whether_the_chat_is_a_live_person_is_whoami_not_operator() -> No
     assert classify("хочу поговорить с живым человеком").name == "operator"
 
 
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "Как быстро перезванивают, если оставить заявку на обратный звонок?",
+        "А через сколько ответит менеджер, если написать ночью?",
+        "Как скоро ответит консультант, если позвонить в выходной?",
+        "How long until an operator calls me back?",
+    ],
+)
+def test_a_question_about_when_a_person_answers_is_a_question_not_a_request(phrase: str) -> None:
+    """The FAQ answers these («оператор перезвонит в течение 15 минут»); calling a person for them
+    would hand off a visitor who only asked how long it takes."""
+    assert classify(phrase).name == "question"
+
+
+def test_asking_for_a_callback_or_a_person_is_still_a_request() -> None:
+    for phrase in ("перезвоните мне", "хочу обратный звонок", "как связаться с менеджером", "сколько ждать, позовите оператора"):
+        assert classify(phrase).name == "operator", phrase
+
+
 def test_a_greeting_is_cut_off_and_the_rest_decides() -> None:
     assert classify("Добрый вечер, есть ли доставка?") == Intent("purchase", topic="delivery", rest="есть ли доставка?")
     assert classify("Добрый вечер!") == Intent("greeting", rest="")
