@@ -2,7 +2,8 @@
 the benchmarks use. See docs/search.md for the formula and how its constants were calibrated.
 
 One SQL statement gathers candidates from two retrievers (HNSW vector search; full text on the
-question's rarest words, misspellings read as the nearest word of the bot's lexicon) and returns
+question's rarest words, misspellings read as the nearest word of the bot's lexicon, a Russian
+spelling of a Latin name also in Latin letters) and returns
 the raw signals of every candidate (cosine, IDF-weighted word coverage, trigram similarity of the
 title and of the deepest heading when it is a question: a FAQ chunk's own question); the fusion into
 one 0..1 score happens here in Python, where it can be read, documented and tested. What must stay
@@ -46,6 +47,14 @@ EF_SEARCH = 200
 # A query word unknown to the bot's texts is read as the most similar known lexeme at least this
 # similar (pg_trgm similarity), credited by that similarity: 'вазврат' -> 'возврат' (0.45).
 TYPO_SIMILARITY = 0.4
+# A Russian spelling of a Latin name («телеграм», «самсунг») is also looked up letter for letter
+# in Latin, where the site writes «Telegram»: the Russian stem 'телегр' reads 'telegr', which
+# begins the site's 'telegram' (full credit), or is at least this similar to a Latin word (its
+# similarity as credit; a loose reading would let «рецепт» count as 'receipt' and spoil refusals).
+# One letter for one (PostgreSQL translate): «ж» -> z, «ч» -> c, «ь»/«ъ» dropped.
+TRANSLIT_SIMILARITY = 0.6
+_CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщыэюяьъ"
+_LATIN = "abvgdeezziiklmnoprstufhccssyeua"
 
 # Characters no PostgreSQL text can hold (NUL) or encode (lone surrogates), and other controls: a
 # query with one of them would fail the whole statement, so they read as spaces.
@@ -237,7 +246,8 @@ def _signals_sql(model_key: str) -> str:
     # Inlined are only our own model key and SQL fragments; every value is a query parameter.
     return f"""
 WITH words AS MATERIALIZED (
-    SELECT w.word, l.df FROM unnest(tsvector_to_array(to_tsvector('russian', %(q)s))) AS w(word)
+    SELECT w.word, l.df, translate(w.word, %(cyrillic)s, %(latin)s) AS latin
+    FROM unnest(tsvector_to_array(to_tsvector('russian', %(q)s))) AS w(word)
     LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = w.word
 ),
 total AS MATERIALIZED (
@@ -251,9 +261,17 @@ terms AS MATERIALIZED (
            ln(1 + (t.n - coalesce(w.df, f.df, 0) + 0.5) / (coalesce(w.df, f.df, 0) + 0.5)) AS idf
     FROM words w CROSS JOIN total t
     LEFT JOIN LATERAL (
-        SELECT l.lexeme, l.df, similarity(l.lexeme, w.word) AS sim FROM knowledge_lexeme l
-        WHERE w.df IS NULL AND l.bot_id = %(bot)s AND l.lexeme %% w.word AND l.lexeme <> ''
-        ORDER BY sim DESC, l.df DESC LIMIT 1
+        SELECT m.lexeme, m.df, m.sim FROM (
+            SELECT l.lexeme, l.df, similarity(l.lexeme, w.word) AS sim FROM knowledge_lexeme l
+            WHERE w.df IS NULL AND l.bot_id = %(bot)s AND l.lexeme %% w.word AND l.lexeme <> ''
+            UNION ALL
+            SELECT l.lexeme, l.df, CASE WHEN starts_with(l.lexeme, w.latin) THEN 1.0
+                                        ELSE similarity(l.lexeme, w.latin) END AS sim
+            FROM knowledge_lexeme l
+            WHERE w.df IS NULL AND w.latin <> w.word AND l.bot_id = %(bot)s AND l.lexeme %% w.latin
+              AND (similarity(l.lexeme, w.latin) >= %(translit_sim)s
+                   OR length(w.latin) >= 4 AND starts_with(l.lexeme, w.latin))
+        ) m ORDER BY m.sim DESC, m.df DESC LIMIT 1
     ) f ON true
 ),
 q AS MATERIALIZED (
@@ -292,6 +310,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
     params: dict[str, int | str] = {
         "bot": bot_id, "q": query, "vec": _vector_literal(vector),
         "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS, "max_df": RARE_MAX_DF,
+        "cyrillic": _CYRILLIC, "latin": _LATIN, "translit_sim": TRANSLIT_SIMILARITY,
     }
     # enable_seqscan off: the planner prices pg_trgm's `%` far below its real cost and would read a
     # bot's whole lexicon for one misspelt word (48 ms at 16k lexemes, 17 ms by the trigram index,

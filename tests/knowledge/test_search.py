@@ -110,6 +110,26 @@ def test_a_misspelt_word_is_read_as_the_nearest_word_of_the_site(shop) -> None:
     assert results[0].components["lexical"] > 0
 
 
+def test_a_latin_name_spelt_in_russian_letters_finds_the_page_that_writes_it_in_latin(shop) -> None:
+    """«телеграм» is stemmed 'телегр'; letter for letter that is 'telegr', which begins the site's
+    'telegram': the word counts in full and is not an unknown word that shrinks the score."""
+    entry = add(shop, "contacts", "Контакты", "Пишите нам в Telegram: @shop_help — отвечаем с 9 до 21.")
+    embed_pending(bot_id=shop.pk)
+    results = search_entries(shop, "Какой у вас телеграм?", k=5)
+    assert results[0].entry_id == entry.pk
+    assert results[0].components["lexical"] == 1.0
+    assert results[0].components["unknown"] == 0.0
+    assert is_match(shop, results)
+
+
+def test_a_russian_word_is_not_read_as_a_loosely_similar_latin_one(shop) -> None:
+    add(shop, "receipt", "Receipt", "Receipt and invoice are sent by e-mail.")
+    embed_pending(bot_id=shop.pk)
+    results = search_entries(shop, "рецепт борща", k=5)
+    assert all(r.components["lexical"] == 0.0 for r in results)  # 'recept' is not 'receipt'
+    assert not is_match(shop, results)
+
+
 def test_an_entry_without_a_vector_is_still_found_by_its_words(shop) -> None:
     entry = add(shop, "pickup", "Самовывоз", "Самовывоз из пункта выдачи на Савёловской бесплатно.")
     results = search_entries(shop, "самовывоз с Савёловской", k=5)
