@@ -20,11 +20,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import re
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -125,6 +127,50 @@ def one_fact_rows(bots: dict[str, Any]) -> list[list[Any]]:
     n = len(cases)
     return [["previous excerpt (baseline)", n, before, round(before / n, 3)],
             ["sentences and rows that match the question", n, ours, round(ours / n, 3)]]
+
+
+WINDOWS = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15)
+
+
+def answer_type_rows(bots: dict[str, Any]) -> list[list[Any]]:
+    """The entry shown without a model (asked.answering) at each window: its page right on the demo's
+    107 answerable cases (where WINDOW was chosen) and on the 150 VK Cloud paraphrases, and the one-fact
+    replies containing their fact (both held out). Window 0 is the top result: the baseline."""
+    from django.test import override_settings
+
+    import retrieval_quality
+    from assistant.chat import asked, pipeline
+    from knowledge.evaluation import load_cases, rank_of
+    from knowledge.search import search_entries
+
+    demo = [c for c in load_cases(common.DEMO_CASES) if c.answerable]
+    paraphrases = [c for c in retrieval_quality.load_sets(["vkcloud"])["vkcloud"].extra["paraphrases + out-of-scope"] if c.answerable]
+    searched = {name: [(c, search_entries(bots[bot], c.question, k=5)) for c in cases]
+                for name, bot, cases in (("demo", "demo", demo), ("vk", "vkcloud", paraphrases))}
+    one_fact = common.read_jsonl(DATA / "one_fact.jsonl")
+    rows = []
+    for window in WINDOWS:
+        right = {}
+        for name, pairs in searched.items():
+            shown = [asked.answering(results, c.question, window=window) for c, results in pairs]
+            right[name] = sum(bool(r and rank_of([r.url], c.expected_urls)) for (c, _), r in zip(pairs, shown))
+        with override_settings(LLM_PROVIDER="none"), _window(asked, window):
+            facts_right = sum(contains_fact(pipeline.answer(bot=bots[c["set"]], text=c["question"], history=[]).text,
+                                            c["fact"]) for c in one_fact)
+        rows.append([window, f"{right['demo']}/{len(demo)} ({right['demo'] / len(demo):.3f})",
+                     f"{right['vk']}/{len(paraphrases)} ({right['vk'] / len(paraphrases):.3f})",
+                     f"{facts_right}/{len(one_fact)} ({facts_right / len(one_fact):.3f})"])
+    return rows
+
+
+@contextlib.contextmanager
+def _window(module: Any, value: float) -> Iterator[None]:
+    """asked.WINDOW set for the chain while a block runs."""
+    saved, module.WINDOW = module.WINDOW, value
+    try:
+        yield
+    finally:
+        module.WINDOW = saved
 
 
 _HOSTILE_CITED = (
@@ -229,6 +275,7 @@ def false_block_rows(bots: dict[str, Any], count: int) -> list[list[Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--good", type=int, default=200, help="how many good answers for the false-block rate")
+    parser.add_argument("--answer-type", action="store_true", help="also sweep asked.WINDOW (the entry shown)")
     args = parser.parse_args()
     os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
     os.environ.setdefault("CRAWL_DELAY", "0")
@@ -240,6 +287,10 @@ def main() -> None:
     print(f"# Truthfulness — {common.machine()}\n")
     print("## One-fact questions, retrieval only (reply text contains the fact)\n")
     print(common.table(["excerpt", "questions", "with the fact", "share"], one_fact_rows(bots)))
+    if args.answer_type:
+        print("\n## The entry shown without a model: near-ties that give the asked kind of fact (asked.py)\n")
+        print(common.table(["window", "demo cases: page right (calibration)", "VK Cloud paraphrases: page right",
+                            "one-fact: reply has the fact"], answer_type_rows(bots)))
     print("\n## A hostile fake model: facts a visitor could read that their source does not give\n")
     print(common.table(["rule", "answers (x2: whole, streamed)", "deltas sent", "unsupported facts shown"],
                        hostile_rows(bots)))

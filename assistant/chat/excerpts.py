@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import razdel
 import snowballstemmer
+
+from assistant.chat import asked, facts
+
+if TYPE_CHECKING:
+    from knowledge.search import SearchResult
 
 LIMIT: Final = 400  # characters an excerpt aims for
 HARD_LIMIT: Final = 700  # a single unit longer than this is cut at a word: the only cut there is
@@ -85,6 +90,12 @@ def stems(text: str) -> set[str]:
     return found
 
 
+def shares_words(question: str, entry: SearchResult) -> bool:
+    """Whether an entry is about the question's words at all: a stem in common, or search credited it
+    with one of them (a misspelling read as the site's word, «телеграм» read as «Telegram»)."""
+    return bool(stems(question) & stems(entry.text)) or entry.components.get("lexical", 0.0) > 0
+
+
 def excerpt(text: str, question: str = "", limit: int = LIMIT) -> str:
     """The units of `text` that best answer `question` (the first ones for an empty question), whole,
     in their own order, about `limit` characters. One unit longer than HARD_LIMIT is cut at a word."""
@@ -92,9 +103,15 @@ def excerpt(text: str, question: str = "", limit: int = LIMIT) -> str:
     if not parts:
         return _cut(" ".join(text.split()), HARD_LIMIT)
     wanted = stems(question)
-    scores = [len(wanted & stems(part)) for part in parts]
+    kinds = asked.asked_kinds(question)
+    # A unit that states the kind of fact asked for (asked.py) counts as one more shared word.
+    scores = [len(wanted & stems(part)) + _gives(part, kinds) for part in parts]
     best = max(range(len(parts)), key=lambda i: (scores[i], -i))
     return _window(parts, scores, best, limit)
+
+
+def _gives(unit: str, kinds: frozenset[str]) -> int:
+    return int(bool(kinds) and any(fact.code in kinds for fact in facts.facts_in(unit)))
 
 
 def _window(parts: list[str], scores: list[int], best: int, limit: int) -> str:

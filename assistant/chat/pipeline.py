@@ -38,7 +38,7 @@ from django.conf import settings
 from assistant.behavior import hours
 from assistant.behavior.intents import Intent, classify
 from assistant.bots.models import Bot
-from assistant.chat import checks, excerpts, orders, prompt, replies
+from assistant.chat import asked, checks, excerpts, orders, prompt, replies
 from assistant.llm import journal
 from assistant.llm.base import LLMRequest, LLMResult, Provider
 from assistant.llm.models import RunEvent
@@ -235,9 +235,10 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     if retry and ai and ai.fixed and _comparable(ai.fixed) != _comparable(text):
         turn.retried_with_fixed = True
         return chain(turn, ai.fixed, retry=False)
-    # 3. No model at all: the best entry, if it matches well enough, with its link.
-    top = found.top
-    if ai is None and top is not None and top.score >= bot.match_threshold:
+    # 3. No model at all: the best entry, if it matches well enough, with its link (among near-ties,
+    #    one that gives the kind of fact asked for: asked.py).
+    top = asked.answering(found.results, text) if ai is None else found.top
+    if ai is None and top is not None and found.top is not None and found.top.score >= bot.match_threshold:
         shown = _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
         assert shown is not None
         return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
@@ -340,7 +341,7 @@ def _excerpt_reply(
     """The entry's own words for the question (excerpts.py), with its link; in another language
     than the entry's, with a line saying so. None when `require_overlap` and the entry shares no
     word with the question (a blocked answer's entry that is not about the question at all)."""
-    if require_overlap and not excerpts.stems(question) & excerpts.stems(entry.text):
+    if require_overlap and not excerpts.shares_words(question, entry):
         return None
     text = excerpts.excerpt(entry.text, question)
     if replies.text_language(entry.text) not in (None, turn.language):

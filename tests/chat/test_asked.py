@@ -1,0 +1,78 @@
+"""The expected answer type: among near-ties, the entry that gives the kind of fact a question asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.chat import asked, facts
+from assistant.chat.excerpts import excerpt
+from assistant.chat.pipeline import answer
+from knowledge.search import SearchResult, search_entries
+
+PRIVACY = ("Мы собираем имя и фамилию, номер телефона, e-mail, адрес доставки и историю заказов. Данные банковских "
+           "карт мы не получаем и не храним.")
+CONTACTS = "E-mail: info@tehnika-shop.ru — отвечаем в течение одного рабочего дня.\nTelegram: @tehnika_help — с 9:00 до 21:00."
+
+
+def _result(entry_id: int, text: str, score: float) -> SearchResult:
+    return SearchResult(entry_id=entry_id, url=f"/{entry_id}/", title="", text=text, kind="chunk", score=score)
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("Какой у вас e-mail?", {facts.EMAIL}),
+        ("На какую почту писать заявление на возврат?", {facts.EMAIL}),
+        ("Есть у вас телеграм?", {facts.HANDLE, facts.URL}),
+        ("Сколько стоит подъём на этаж?", {facts.PRICE}),
+        ("Какую часть заказа можно оплатить бонусами?", {facts.PERCENT}),
+        ("Сколько дней хранится заказ в пункте выдачи?", {facts.TERM}),
+        ("До скольки работает пункт самовывоза?", {facts.TIME}),
+        ("По какому телефону звонить?", {facts.PHONE}),
+    ],
+)
+def test_the_kind_of_fact_a_question_asks_for(question: str, kinds: set[str]) -> None:
+    assert asked.asked_kinds(question) == kinds
+
+
+@pytest.mark.parametrize("question", ["Какие условия возврата товара?", "Можно ли вернуть товар?",
+                                      "Сколько хранится посылка в отделении Почты России?"])
+def test_questions_that_ask_for_no_kind_or_another_are_not_read_as_e_mail(question: str) -> None:
+    assert facts.EMAIL not in asked.asked_kinds(question)
+
+
+def test_a_near_tie_that_gives_the_asked_fact_is_shown_instead_of_one_that_only_names_it() -> None:
+    privacy, contacts = _result(1, PRIVACY, 0.707), _result(2, CONTACTS, 0.651)
+    assert asked.answering([privacy, contacts], "Какой у вас e-mail?") is contacts
+
+
+def test_the_top_result_stays_when_it_gives_the_fact_when_none_is_asked_or_the_other_is_too_far() -> None:
+    privacy, contacts = _result(1, PRIVACY, 0.707), _result(2, CONTACTS, 0.62)
+    assert asked.answering([contacts, privacy], "Какой у вас e-mail?").entry_id == 2  # the top gives one
+    assert asked.answering([privacy, _result(2, CONTACTS, 0.70)], "Какие данные вы собираем?").entry_id == 1
+    assert asked.answering([privacy, contacts], "Какой у вас e-mail?") is privacy  # 0.087 below: not a near-tie
+    assert asked.answering([], "Какой у вас e-mail?") is None
+
+
+def test_the_excerpt_prefers_the_line_that_states_the_asked_fact() -> None:
+    shown = excerpt(CONTACTS, "Какой у вас телеграм?", limit=60)
+    assert shown.startswith("Telegram: @tehnika_help")
+
+
+@pytest.mark.django_db
+def test_without_a_model_the_visitor_reads_the_address_not_the_privacy_policy(shop, settings) -> None:
+    from knowledge.indexing import embed_pending
+    from knowledge.services import EntryDraft, entry_upsert
+
+    settings.LLM_PROVIDER = "none"
+    for key, title, text in (("privacy", "Политика обработки персональных данных", PRIVACY),
+                             ("contacts", "Контакты: e-mail и мессенджеры", CONTACTS)):
+        entry_upsert(bot=shop, source=None, draft=EntryDraft(key=key, title=title, text=text, url=f"https://shop.example/{key}"))
+    embed_pending(bot_id=shop.pk)
+    question = "Какой у вас e-mail?"
+    results = search_entries(shop, question, k=5)
+    reply = answer(bot=shop, text=question, history=[])
+    assert results[0].url.endswith("/privacy")  # the case this is about: the policy that names e-mail ranks first
+    assert "info@tehnika-shop.ru" in reply.text
+    assert reply.links[0]["url"] == "https://shop.example/contacts"
+    assert reply.source_entry_id == results[1].entry_id
