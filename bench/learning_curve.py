@@ -203,6 +203,12 @@ def fake_model() -> Iterator[Any]:
         fake.stop()
 
 
+def answer_of(bot: Any, text: str) -> Any:
+    from assistant.chat.pipeline import answer
+
+    return answer(bot=bot, text=text, history=[])
+
+
 class Oracle:
     """Whether an entry answers a FAQ pair: the owner's entry for it, or its page or a linked page."""
 
@@ -210,6 +216,7 @@ class Oracle:
         self.bot = bot
         self.owner_entries: dict[int, str] = {}
         self.urls: dict[int, str] = {}
+        self.wrong: list[tuple[dict[str, Any], bool]] = []
 
     def right(self, row: dict[str, Any], entry_id: int | None) -> bool:
         from knowledge.evaluation import url_path
@@ -232,6 +239,7 @@ def measure(bot: Any, oracle: Oracle, chosen: list[dict[str, Any]]) -> tuple[flo
     right = {row["id"]: oracle.right(row, answer(bot=bot, text=row["paraphrase"], history=[]).source_entry_id)
              for row in chosen}
     on_taught = [right[i] for i in taught]
+    oracle.wrong = [(row, row["id"] in taught) for row in chosen if not right[row["id"]]]
     return sum(right.values()) / len(chosen), f"{sum(on_taught)}/{len(on_taught)}"
 
 
@@ -285,6 +293,10 @@ def learning_curve(chosen: list[dict[str, Any]], model: str, items: int, session
             accuracy, taught = measure(bot, oracle, chosen)
             rows.append([model, session, reviewed, decisions, pending_count(bot=bot), f"{accuracy:.3f}", taught])
         calls = len(fake.requests) if fake is not None else 0
+    for pair, was_taught in oracle.wrong:  # after the last session: which paraphrases stay wrong, and why
+        reply = answer_of(bot, pair["paraphrase"])
+        print(f"  still wrong ({'taught' if was_taught else 'never in the queue'}): {pair['paraphrase']} -> "
+              f"{reply.intent} {reply.llm_meta.get('route')} {reply.links[0]['url'] if reply.links else ''}", file=sys.stderr)
     for row in rows:
         row.append(calls)
     return rows

@@ -129,7 +129,7 @@ def one_fact_rows(bots: dict[str, Any]) -> list[list[Any]]:
             ["sentences and rows that match the question", n, ours, round(ours / n, 3)]]
 
 
-WINDOWS = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15)
+WINDOWS = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15, 0.20, 0.30)
 
 
 def answer_type_rows(bots: dict[str, Any]) -> list[list[Any]]:
