@@ -295,8 +295,9 @@ def learning_curve(chosen: list[dict[str, Any]], model: str, items: int, session
         calls = len(fake.requests) if fake is not None else 0
     for pair, was_taught in oracle.wrong:  # after the last session: which paraphrases stay wrong, and why
         reply = answer_of(bot, pair["paraphrase"])
+        where = reply.links[0]["url"] if reply.links else ""
         print(f"  still wrong ({'taught' if was_taught else 'never in the queue'}): {pair['paraphrase']} -> "
-              f"{reply.intent} {reply.llm_meta.get('route')} {reply.links[0]['url'] if reply.links else ''}", file=sys.stderr)
+              f"{reply.intent} {reply.llm_meta.get('route')} {where}", file=sys.stderr)
     for row in rows:
         row.append(calls)
     return rows

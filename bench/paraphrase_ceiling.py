@@ -51,8 +51,10 @@ def main() -> None:
     cases = [c for c in retrieval_quality.load_sets(["vkcloud"])["vkcloud"].extra["paraphrases + out-of-scope"]
              if c.answerable]
     vectors = common.embed_queries([c.question for c in cases], "e5-small")
-    fetched = [(c, search.fetch_signals(bot.pk, " ".join(c.question.split()), vectors[c.question], model_key="e5-small"))
-               for c in cases]
+    fetched = [
+        (c, search.fetch_signals(bot.pk, " ".join(c.question.split()), vectors[c.question], model_key="e5-small"))
+        for c in cases
+    ]
 
     def shipped(s: Any) -> float:
         return search.score_of(s, model_key="e5-small", fix_bonus=bot.fix_bonus)
@@ -82,7 +84,8 @@ def main() -> None:
             return _hits(ranks, 1), _hits(ranks, 3)
         best = max(grid, key=lambda w: (score(w, halves[tune]), -abs(w[0] - 0.6)))
         tuned, held = score(best, halves[tune]), score(best, halves[test])
-        label = f"best grid weights on the {tune} half (vector {best[0]}, lexical {best[1]}, title {best[2]}, cap {best[3]})"
+        label = (f"best grid weights on the {tune} half (vector {best[0]}, lexical {best[1]}, title {best[2]}, "
+                 f"cap {best[3]})")
         rows.append([label, f"tuned on {tune}: {tuned[0]} / {tuned[1]}", held[0], held[1]])
     for k in K_ORACLE:
         rows.append([f"oracle reranker of the top {k}", "all 150", _hits(base, k), _hits(base, max(k, 3))])

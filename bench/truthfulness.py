@@ -25,8 +25,8 @@ import os
 import random
 import re
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -136,15 +136,16 @@ def answer_type_rows(bots: dict[str, Any]) -> list[list[Any]]:
     """The entry shown without a model (asked.answering) at each window: its page right on the demo's
     107 answerable cases (where WINDOW was chosen) and on the 150 VK Cloud paraphrases, and the one-fact
     replies containing their fact (both held out). Window 0 is the top result: the baseline."""
+    import retrieval_quality
     from django.test import override_settings
 
-    import retrieval_quality
     from assistant.chat import asked, pipeline
     from knowledge.evaluation import load_cases, rank_of
     from knowledge.search import search_entries
 
     demo = [c for c in load_cases(common.DEMO_CASES) if c.answerable]
-    paraphrases = [c for c in retrieval_quality.load_sets(["vkcloud"])["vkcloud"].extra["paraphrases + out-of-scope"] if c.answerable]
+    vk_sets = retrieval_quality.load_sets(["vkcloud"])["vkcloud"].extra
+    paraphrases = [c for c in vk_sets["paraphrases + out-of-scope"] if c.answerable]
     searched = {name: [(c, search_entries(bots[bot], c.question, k=5)) for c in cases]
                 for name, bot, cases in (("demo", "demo", demo), ("vk", "vkcloud", paraphrases))}
     one_fact = common.read_jsonl(DATA / "one_fact.jsonl")
@@ -153,7 +154,8 @@ def answer_type_rows(bots: dict[str, Any]) -> list[list[Any]]:
         right = {}
         for name, pairs in searched.items():
             shown = [asked.answering(results, c.question, window=window) for c, results in pairs]
-            right[name] = sum(bool(r and rank_of([r.url], c.expected_urls)) for (c, _), r in zip(pairs, shown))
+            pages = [bool(r and rank_of([r.url], c.expected_urls)) for (c, _), r in zip(pairs, shown, strict=True)]
+            right[name] = sum(pages)
         with override_settings(LLM_PROVIDER="none"), _window(asked, window):
             facts_right = sum(contains_fact(pipeline.answer(bot=bots[c["set"]], text=c["question"], history=[]).text,
                                             c["fact"]) for c in one_fact)

@@ -307,7 +307,7 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
     """One round trip: the SET LOCALs and the query go in one statement batch inside a transaction,
     so the settings end with it. Inside a caller's transaction no savepoint is made (they are
     harmless there: no other query of ours depends on them)."""
-    params: dict[str, int | str] = {
+    params: dict[str, int | float | str] = {
         "bot": bot_id, "q": query, "vec": _vector_literal(vector),
         "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS, "max_df": RARE_MAX_DF,
         "cyrillic": _CYRILLIC, "latin": _LATIN, "translit_sim": TRANSLIT_SIMILARITY,

@@ -106,7 +106,9 @@ def test_a_question_about_when_a_person_answers_is_a_question_not_a_request(phra
 
 
 def test_asking_for_a_callback_or_a_person_is_still_a_request() -> None:
-    for phrase in ("перезвоните мне", "хочу обратный звонок", "как связаться с менеджером", "сколько ждать, позовите оператора"):
+    phrases = ("перезвоните мне", "хочу обратный звонок", "как связаться с менеджером",
+               "сколько ждать, позовите оператора")
+    for phrase in phrases:
         assert classify(phrase).name == "operator", phrase
 
 
