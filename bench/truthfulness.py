@@ -146,14 +146,15 @@ def answer_type_rows(bots: dict[str, Any]) -> list[list[Any]]:
     demo = [c for c in load_cases(common.DEMO_CASES) if c.answerable]
     vk_sets = retrieval_quality.load_sets(["vkcloud"])["vkcloud"].extra
     paraphrases = [c for c in vk_sets["paraphrases + out-of-scope"] if c.answerable]
-    searched = {name: [(c, search_entries(bots[bot], c.question, k=5)) for c in cases]
+    searched = {name: (bots[bot], [(c, search_entries(bots[bot], c.question, k=5)) for c in cases])
                 for name, bot, cases in (("demo", "demo", demo), ("vk", "vkcloud", paraphrases))}
     one_fact = common.read_jsonl(DATA / "one_fact.jsonl")
     rows = []
     for window in WINDOWS:
         right = {}
-        for name, pairs in searched.items():
-            shown = [asked.answering(results, c.question, window=window) for c, results in pairs]
+        for name, (bot, pairs) in searched.items():
+            shown = [asked.answering(results, c.question, window=window, floor=bot.match_threshold)
+                     for c, results in pairs]
             pages = [bool(r and rank_of([r.url], c.expected_urls)) for (c, _), r in zip(pairs, shown, strict=True)]
             right[name] = sum(pages)
         with override_settings(LLM_PROVIDER="none"), _window(asked, window):

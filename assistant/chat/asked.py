@@ -10,8 +10,8 @@ the top score; with a model nothing changes (it reads every source and cites one
 
 What must stay true: a question that asks for no kind of fact («Какие условия возврата?») keeps
 the top result; only an entry scored within `WINDOW` of the top is ever preferred, and only when
-the top one gives no fact of the asked kind; the same `facts_in` reads the entries as the fact
-check does.
+the top one gives no fact of the asked kind, and never one below the match threshold; the same
+`facts_in` reads the entries as the fact check does.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from knowledge.search import SearchResult
 
 # How far below the top score a result may be and still be preferred for giving the asked fact:
-# the smallest window with the most right pages on demo/cases.jsonl (90 -> 94 of 107 answerable at
-# 0.15, no gain beyond; bench/truthfulness.py --answer-type), checked on the one-fact questions and
+# the smallest window with the most right pages on demo/cases.jsonl (90 -> 93 of 107 answerable at
+# 0.10, no gain beyond; bench/truthfulness.py --answer-type), checked on the one-fact questions and
 # the VK Cloud paraphrases, which were not used to choose it (docs/benchmarks.md, issue 9).
-WINDOW = 0.15
+WINDOW = 0.10
 
 _FLAGS: Final = re.IGNORECASE
 _ASKS: Final[tuple[tuple[re.Pattern[str], frozenset[str]], ...]] = (
@@ -65,10 +65,12 @@ def gives(result: SearchResult, kinds: frozenset[str]) -> bool:
     return any(fact.code in kinds for fact in facts.facts_in(result.text))
 
 
-def answering(results: Sequence[SearchResult], question: str, *, window: float | None = None) -> SearchResult | None:
+def answering(
+    results: Sequence[SearchResult], question: str, *, window: float | None = None, floor: float = 0.0
+) -> SearchResult | None:
     """The result to show a visitor without a model: the top one, unless it gives no fact of the kind
-    the question asks for and a result within `window` (default WINDOW) of its score does (the
-    best-ranked such)."""
+    the question asks for and a result within `window` (default WINDOW) of its score, and not below
+    `floor` (the bot's match threshold), does (the best-ranked such)."""
     if not results:
         return None
     window = WINDOW if window is None else window
@@ -77,7 +79,7 @@ def answering(results: Sequence[SearchResult], question: str, *, window: float |
     if not kinds or gives(top, kinds):
         return top
     for result in results[1:]:
-        if result.score < top.score - window:
+        if result.score < top.score - window or result.score < floor:
             break
         if gives(result, kinds):
             return result

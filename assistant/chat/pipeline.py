@@ -237,7 +237,7 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
         return chain(turn, ai.fixed, retry=False)
     # 3. No model at all: the best entry, if it matches well enough, with its link (among near-ties,
     #    one that gives the kind of fact asked for: asked.py).
-    top = asked.answering(found.results, text) if ai is None else found.top
+    top = asked.answering(found.results, text, floor=bot.match_threshold) if ai is None else found.top
     if ai is None and top is not None and found.top is not None and found.top.score >= bot.match_threshold:
         shown = _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
         assert shown is not None

@@ -55,6 +55,12 @@ def test_the_top_result_stays_when_it_gives_the_fact_when_none_is_asked_or_the_o
     assert asked.answering([], "Какой у вас e-mail?") is None
 
 
+def test_an_entry_below_the_match_threshold_is_never_preferred() -> None:
+    privacy, contacts = _result(1, PRIVACY, 0.55), _result(2, CONTACTS, 0.47)
+    assert asked.answering([privacy, contacts], "Какой у вас e-mail?", floor=0.485) is privacy
+    assert asked.answering([privacy, contacts], "Какой у вас e-mail?", floor=0.40) is contacts
+
+
 def test_the_excerpt_prefers_the_line_that_states_the_asked_fact() -> None:
     shown = excerpt(CONTACTS, "Какой у вас телеграм?", limit=60)
     assert shown.startswith("Telegram: @tehnika_help")
