@@ -39,8 +39,11 @@ def _pattern(term: str) -> str:
     return rf"(?<!\w){body}{tail}(?!\w)"
 
 
-def _cased(found: str, replacement: str) -> str:
-    if len(found) > 1 and found.isupper():
+def _cased(found: str, replacement: str, term: str) -> str:
+    """The replacement in the case the text used: shouted when the text shouts a term the owner did
+    not write in capitals («ДОСТАВКА»; «СБП» is just how the term is written), capitalised when it
+    starts a sentence, else as the owner wrote it."""
+    if len(found) > 1 and found.isupper() and not term.isupper():
         return replacement.upper()
     if found[:1].isupper():
         return replacement[:1].upper() + replacement[1:]
@@ -93,7 +96,8 @@ class Dictionary:
             if any(start < g_end and g_start < end for g_start, g_end in guarded):
                 return match.group(0)
             index = int(str(match.lastgroup)[1:])
-            return _cased(match.group(0), self.preferred[index][1])
+            term, replacement = self.preferred[index]
+            return _cased(match.group(0), replacement, term)
 
         return str(self._terms.sub(swap, text))
 
