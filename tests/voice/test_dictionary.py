@@ -56,3 +56,14 @@ def test_without_a_dictionary_text_passes_as_it_is():
 def test_a_multi_word_term_matches_across_spaces():
     words = compiled((("пункт выдачи", "ПВЗ"),), ())
     assert words.replace("Ближайший пункт  выдачи рядом. Пункт выдачи закрыт.") == "Ближайший ПВЗ рядом. ПВЗ закрыт."
+
+
+def test_docs_list_every_slider_fragment_in_both_languages():
+    from assistant.voice import sliders
+    from tests.conftest import REPO
+
+    doc = (REPO / "docs" / "voice.md").read_text()
+    for slider in sliders.SLIDERS:
+        for language in ("ru", "en"):
+            for level, text in slider.fragments[language].items():
+                assert text in doc, (slider.key, language, level)
