@@ -16,8 +16,8 @@ urlpatterns = [
     path("inbox/", include("assistant.inbox.urls")),
     path("answers/", include("review.urls")),
     path("routes/", include("routes.urls")),
-    path("api/", include("api.urls")),
-    path("b/<slug:slug>/", include("tuning.urls")),  # the bot's voice and experiments pages  # the REST API, its schema and docs (docs/api.md)
+    path("api/", include("api.urls")),  # the REST API, its schema and docs (docs/api.md)
+    path("b/<slug:slug>/", include("tuning.urls")),  # the bot's voice and experiments pages
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),

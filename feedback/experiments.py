@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 from statsmodels.stats.proportion import proportions_ztest
 
@@ -205,6 +206,15 @@ def _compare(metric: str, a: chat_selectors.ArmCounts, b: chat_selectors.ArmCoun
     return Comparison(metric, str(Metric(metric).label), events, (rates[0], rates[1]), p_value)
 
 
+def _p(value: float | None) -> str:
+    """"= 0,042" or "< 0,001" in the page's number format; "= —" when the test could not run."""
+    if value is None:
+        return "= —"
+    if value < 0.001:
+        return "< " + number_format(0.001, 3)
+    return "= " + number_format(value, 3)
+
+
 def experiment_results(*, bot: Bot, experiment: Experiment) -> Results:
     arms = chat_selectors.variant_counts(bot=bot, experiment_id=experiment.pk)
     a, b = arms["a"], arms["b"]
@@ -219,16 +229,16 @@ def experiment_results(*, bot: Bot, experiment: Experiment) -> Results:
             "n": MIN_PER_ARM, "e": MIN_EVENTS, "a": a.conversations, "b": b.conversations, "events": events}
         return Results(arms, comparisons, "too_little", "", message)
     if main.p_value is None or main.p_value >= ALPHA:
-        message = _("Разницы не видно (p = %(p)s): варианты ведут себя одинаково.") % {
-            "p": "—" if main.p_value is None else f"{main.p_value:.3f}"}
+        message = _("Разницы не видно (p %(p)s): варианты ведут себя одинаково.") % {"p": _p(main.p_value)}
         return Results(arms, comparisons, "no_difference", "", message)
     rate_a, rate_b = main.rates
     assert rate_a is not None and rate_b is not None
     b_better = (rate_b > rate_a) == HIGHER_IS_BETTER[main.metric]
     winner = "b" if b_better else "a"
-    message = _("Вариант %(w)s лучше по показателю «%(metric)s»: %(ra).0f %% против %(rb).0f %% (p = %(p).3f).") % {
+    message = _("Вариант %(w)s лучше по показателю «%(metric)s»: %(ra).0f %% против %(rb).0f %% (p %(p)s).") % {
         "w": _("Б") if winner == "b" else _("А"), "metric": main.label,
-        "ra": 100 * (rate_b if b_better else rate_a), "rb": 100 * (rate_a if b_better else rate_b), "p": main.p_value}
+        "ra": 100 * (rate_b if b_better else rate_a), "rb": 100 * (rate_a if b_better else rate_b),
+        "p": _p(main.p_value)}
     return Results(arms, comparisons, "winner", winner, message)
 
 

@@ -31,7 +31,7 @@ def model_configured(bot: Bot) -> bool:
 
 
 def _canned(bot: Bot, language: str) -> list[tuple[str, str]]:
-    texts = []
+    texts: list[tuple[str, str]] = []
     for key in CANNED_SHOWN:
         if key == "out_of_hours":
             texts.append((key, replies.out_of_hours(bot, "", language=language)))

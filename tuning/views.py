@@ -63,7 +63,8 @@ def _form_values(bot: Bot, data: dict[str, Any] | None) -> dict[str, Any]:
     levels = {}
     for key, raw in data["sliders"].items():
         levels[key] = int(raw) if str(raw).isdigit() else raw
-    return {"sliders": levels, "conditions": data["conditions"], "preferred": data["preferred"],
+    rows = [(term, replacement) for term, replacement in data["preferred"] if term.strip() or replacement.strip()]
+    return {"sliders": levels, "conditions": data["conditions"], "preferred": rows,
             "forbidden": "\n".join(data["forbidden"]), "replies": data["replies"]}
 
 

@@ -75,7 +75,8 @@ def test_stopping_with_b_applies_it(owner_client, bot):
 
 
 def test_another_tenants_experiment_is_not_found(owner_client, bot, other_bot):
-    theirs = experiments.experiment_start(bot=other_bot, name="Их", kind="threshold", variant={"match_threshold": "0.6"})
+    theirs = experiments.experiment_start(bot=other_bot, name="Их", kind="threshold",
+                                          variant={"match_threshold": "0.6"})
     assert owner_client.get(_url(bot, f"{theirs.pk}/")).status_code == 404
     assert owner_client.post(_url(bot, f"{theirs.pk}/stop/"), {"apply": "b"}).status_code == 404
     assert owner_client.get(_url(other_bot)).status_code == 404

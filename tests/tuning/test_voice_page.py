@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from assistant.bots.models import Bot
-from assistant.voice import services as voice_services
 from tests.chat.conftest import DELIVERY_QUESTION
 from tests.fakes.messages_api import tool_use
 
@@ -20,7 +19,8 @@ def _url(bot: Bot) -> str:
 def _form(**changes: object) -> dict:
     form = {
         "revision": "0", "slider_formality": "3", "slider_empathy": "3", "slider_brevity": "3",
-        "slider_assertiveness": "3", "conditions": "", "term": ["доставка", ""], "replacement": ["курьерская доставка", ""],
+        "slider_assertiveness": "3", "conditions": "", "term": ["доставка", ""],
+        "replacement": ["курьерская доставка", ""],
         "forbidden": "дешёв*\nхалява", "reply_ru_greeting": "", "action": "save",
     }
     return {**form, **changes}

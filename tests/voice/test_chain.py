@@ -93,9 +93,11 @@ def test_without_a_model_the_entry_excerpt_is_worded_too(knowledge, shop):
 
 def test_owner_canned_replies_win_per_language_and_defaults_stay_when_empty(shop):
     bot = _tuned(shop)
-    assert pipeline.answer(bot=bot, text="Здравствуйте", history=[]).text == "Добрый день! Курьерская доставка — за один день."
+    greeting = pipeline.answer(bot=bot, text="Здравствуйте", history=[]).text
+    assert greeting == "Добрый день! Курьерская доставка — за один день."
     assert pipeline.answer(bot=bot, text="Hello", history=[]).text == "Good day! Ask me anything."
-    assert pipeline.answer(bot=bot, text="Спасибо!", history=[]).text == "Пожалуйста! Если появятся ещё вопросы — пишите."
+    thanks = pipeline.answer(bot=bot, text="Спасибо!", history=[]).text
+    assert thanks == "Пожалуйста! Если появятся ещё вопросы — пишите."
     assert pipeline.answer(bot=bot, text="Соедините с оператором", history=[]).text == "Сейчас позову оператора."
 
 

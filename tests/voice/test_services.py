@@ -14,7 +14,7 @@ from assistant.voice.exceptions import VoiceConflict, VoiceInvalid
 
 pytestmark = pytest.mark.django_db
 
-GOOD = {
+GOOD: dict = {
     "sliders": {"formality": "5", "empathy": "1", "brevity": "4", "assertiveness": "3"},
     "conditions": "Всегда предлагайте самовывоз.\nНе обещайте скидок.",
     "preferred": [("доставка", "курьерская доставка"), ("", "")],
@@ -81,7 +81,8 @@ def test_an_empty_term_is_refused_with_its_row(bot):
 def test_a_term_without_replacement_and_a_repeated_term_are_refused(bot):
     errors = _refused(bot, {"preferred": [("доставка", ""), ("оплата", "оплата заказа"), ("Оплата", "платёж")]},
                       "preferred")
-    assert errors == ["Строка 1: не сказано, на что заменить «доставка».", "Термин «Оплата» повторяется в строках 2 и 3."]
+    assert errors == ["Строка 1: не сказано, на что заменить «доставка».",
+                      "Термин «Оплата» повторяется в строках 2 и 3."]
 
 
 def test_own_wordings_may_not_hold_a_forbidden_word(bot):
