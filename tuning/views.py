@@ -139,7 +139,8 @@ def voice_page(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, _("Пока вы редактировали, настройки голоса сохранил кто-то другой. Ваши изменения "
                                   "не сохранены, они остались в форме: проверьте и сохраните ещё раз."))
         return _voice_page(request, bot, data=data, status=409)
-    messages.success(request, _("Настройки голоса сохранены: они действуют со следующего сообщения."))
+    messages.success(request, _("Настройки голоса сохранены: они действуют с нового разговора, а в уже открытом "
+                                "чате — после обновления страницы."))
     return HttpResponseRedirect(reverse("tuning:voice", args=[bot.slug]))
 
 
