@@ -218,3 +218,31 @@ def test_an_owner_starts_an_experiment_and_reads_its_verdict(
     expect(page.locator(".messages")).to_contain_text("Эксперимент остановлен")
     with django_db_blocker.unblock():
         assert "experiment" not in Bot.objects.get(slug=SLUG).voice
+
+
+def test_in_english_the_page_and_the_preview_speak_english(
+    page: Page, voice_app: str, shop: dict, model: FakeLLMServer, shots: Path,
+):
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    _sign_in(page, voice_app, str(shop["username"]))
+    page.goto(f"{voice_app}/b/{SLUG}/voice/")
+    page.select_option("#language", "en")
+    expect(page.locator("h1")).to_have_text("Bot voice")
+    formality = page.locator("#slider_formality")
+    formality.focus()
+    formality.press("Home")  # level 1
+    expect(page.locator("#slider_formality-meaning")).to_have_text(
+        "Be informal, like talking to a friend: plain everyday words."
+    )
+    page.fill("#question", "Can you help me with my purchase?")
+    talk = {"intent": "smalltalk", "source": -1, "product_query": "", "fixed": ""}
+    model.script(
+        tool_use({**talk, "answer": "Good afternoon. I will gladly help you with your purchase."}),
+        tool_use({**talk, "answer": "Hey! Sure thing, let's sort out your purchase."}),
+    )
+    page.click("text=Compare")
+    expect(page.locator("#side-current h3")).to_have_text("Now")
+    expect(page.locator("#side-edited h3")).to_have_text("With your changes")
+    expect(page.locator("#side-edited .answer")).to_contain_text("Hey!")
+    assert "Be informal, like talking to a friend" in model.requests[-1].body["system"][1]["text"]
+    page.screenshot(path=str(shots / "voice-preview-en.png"), full_page=False)
