@@ -65,6 +65,7 @@ class Dictionary:
     def __init__(self, preferred: tuple[tuple[str, str], ...], forbidden: tuple[str, ...]) -> None:
         self.preferred = preferred
         self.forbidden = forbidden
+        self._last_draft: tuple[str, str] = ("", "")
         flags = regex.IGNORECASE | regex.UNICODE
         self._terms = (
             regex.compile("|".join(f"(?P<t{i}>{_pattern(term)})" for i, (term, _r) in enumerate(preferred)), flags)
@@ -138,7 +139,13 @@ class Dictionary:
         sentences = list(sentenize(text))
         if len(sentences) < 2:
             return ""
-        return self.word(text[:sentences[-1].start].rstrip()).text
+        complete = text[:sentences[-1].start].rstrip()
+        last = self._last_draft  # most deltas add words to the last sentence: its prefix is worded already
+        if last[0] == complete:
+            return last[1]
+        worded = self.word(complete).text
+        self._last_draft = (complete, worded)  # a pure function's result: a race only recomputes it
+        return worded
 
     def canned(self, text: str) -> str:
         """A canned text: worded, but never emptied (the voice page warns about a forbidden word in
