@@ -148,3 +148,21 @@ def test_a_threshold_variant_changes_what_retrieval_may_show(knowledge, shop):
         routes[arm] = reply.llm_meta["route"]
     assert routes == {"a": "retrieval", "b": "no_answer"}
     assert Bot.objects.get(pk=shop.pk).match_threshold == shop.match_threshold  # the copy was never saved
+
+
+def test_the_owners_out_of_hours_text_covers_both_moments_and_fills_in_the_hours(shop):
+    from assistant.chat import replies
+
+    bot = _tuned(shop, replies={"ru": {"out_of_hours": "Мы отдыхаем{hours}. Напишите утром."}})
+    assert replies.out_of_hours(bot, "пн–пт 9:00–18:00", language="ru") == (
+        "Мы отдыхаем (часы работы: пн–пт 9:00–18:00). Напишите утром.")
+    bot.privacy_policy_url = "https://shop.example/privacy"  # the other moment: with a contact form
+    assert replies.out_of_hours(bot, "", language="ru") == "Мы отдыхаем. Напишите утром."
+    assert replies.out_of_hours(bot, "", language="en").startswith("Our operators are not working right now")
+
+
+def test_saving_the_voice_keeps_a_running_experiment(shop):
+    voice_services.experiment_attach(bot=shop, experiment_id=3, share=30, variant={"conditions": "Б."})
+    bot = _tuned(Bot.objects.get(pk=shop.pk))
+    assert bot.voice["experiment"] == {"id": 3, "share": 30, "b": {"conditions": "Б."}}
+    assert bot.voice["conditions"] == "Всегда предлагайте самовывоз."
