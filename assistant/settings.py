@@ -59,6 +59,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's files, served from STATIC_URL (no CDN)
     "api",
     "assistant.commerce",
+    "assistant.voice",  # the Voice layer: sliders, dictionary, «условия», canned replies
+    "tuning",  # the owner's voice and experiments pages
 ]
 
 MIDDLEWARE = [

@@ -151,3 +151,56 @@ class DigestLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot_id} {self.period_start}"
+
+
+class Experiment(models.Model):
+    """An A/B test of the bot's voice, its «условия» or its thresholds (seed 000). Arm "a" is the
+    bot as it is; arm "b" gets `variant` (the settings it changes, in assistant/voice's form).
+    Visitors are split by a stable hash of their id (assistant/voice/effective.py: `arm_of`); each
+    new conversation records its arm (`Conversation.variant` = "<id>:<arm>"), and the outcomes are
+    compared per arm (feedback/experiments.py). At most one experiment runs per bot."""
+
+    class Kind(models.TextChoices):
+        VOICE = "voice", _("тон (слайдеры)")
+        CONDITIONS = "conditions", _("условия")
+        THRESHOLD = "threshold", _("пороги")
+
+    class Metric(models.TextChoices):
+        ANSWERED = "answered", _("бот ответил")
+        THUMBS_DOWN = "thumbs_down", _("«не помогло»")
+        HANDOFF = "handoff", _("передан оператору")
+        LEAD = "lead", _("оставлен контакт")
+
+    class Status(models.TextChoices):
+        RUNNING = "running", _("идёт")
+        STOPPED = "stopped", _("остановлен")
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="experiments", verbose_name=_("бот"))
+    name = models.CharField(_("название"), max_length=200)
+    kind = models.CharField(_("что сравниваем"), max_length=16, choices=Kind.choices)
+    metric = models.CharField(_("главный показатель"), max_length=16, choices=Metric.choices,
+                              default=Metric.ANSWERED)
+    share = models.PositiveSmallIntegerField(_("доля варианта Б, %"), default=50)
+    baseline = models.JSONField(_("вариант А"), default=dict)  # the bot's settings when it started, for the record
+    variant = models.JSONField(_("вариант Б"), default=dict)
+    status = models.CharField(_("состояние"), max_length=10, choices=Status.choices, default=Status.RUNNING)
+    winner = models.CharField(_("применён вариант"), max_length=1, blank=True)
+    started_at = models.DateTimeField(_("начат"), auto_now_add=True)
+    stopped_at = models.DateTimeField(_("остановлен"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("эксперимент")
+        verbose_name_plural = _("эксперименты")
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["bot"], condition=models.Q(status="running"),
+                                    name="experiment_one_running_per_bot"),
+            models.CheckConstraint(condition=models.Q(share__gte=1, share__lte=99), name="experiment_share_1_99"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def running(self) -> bool:
+        return self.status == self.Status.RUNNING

@@ -111,6 +111,10 @@ class Bot(WebAddressFields):
     escalate_on_no_answers = models.BooleanField(
         _("предлагать оператора после двух «нет точного ответа» подряд"), default=True
     )
+    # The Voice layer's settings (sliders, dictionary, «условия», canned replies, a running A/B
+    # experiment's variant): written only by assistant/voice/services.py, read with the bot row so a
+    # chat turn costs no extra query. Its shape and validation live in assistant/voice/.
+    voice = models.JSONField(_("голос"), default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -19,6 +19,11 @@ What must stay true:
 - "No exact answer" is an answer: flags.unanswered, plus the operator button when handoff is on.
 - The chain writes no chat rows (services store the Reply and apply `state`); model calls and
   filter blocks go to the run journal, which is why services run it outside any transaction.
+- The voice (assistant/voice) is the visitor's: `voice.settings_for` gives the sliders, conditions
+  and thresholds of their experiment arm; the bot's dictionary words the reply as it leaves the
+  chain and every streamed draft (complete sentences only), after the checks, never links or
+  citation numbers; a sentence with a forbidden word is dropped and journaled, and a reply left
+  empty becomes "no exact answer".
 - A person waits: every model call of one turn (a form repair, the typo retry's second pass) is
   over by CHAT_LLM_TIMEOUT after the turn began, however the model behaves (assistant/llm/deadline.py).
 """
@@ -45,6 +50,8 @@ from assistant.llm.models import RunEvent
 from assistant.llm.providers import get_provider
 from assistant.llm.streaming import TextSink
 from assistant.llm.structured import NO_SOURCE, complete_with_repair, schema_validator
+from assistant.voice import dictionary as voice_dictionary
+from assistant.voice.effective import Voice, settings_for
 from knowledge.search import SearchResult, search_entries
 
 logger = logging.getLogger("spravka.chat")
@@ -131,6 +138,7 @@ class Turn:
     repaired: bool = False
     retried_with_fixed: bool = False
     blocked_facts: list[str] = field(default_factory=list)
+    voice: Voice = field(default_factory=Voice)  # the visitor's (voice.settings_for)
 
     @contextmanager
     def timed(self, name: str) -> Iterator[None]:
@@ -153,11 +161,13 @@ def answer(
     started = time.perf_counter()
     caller = caller or orders.Caller()
     language = caller.awaiting.get("language") or replies.reply_language(bot, text)  # an awaited «48213» keeps it
+    voice = settings_for(bot, caller.visitor_id or None)
     turn = Turn(
-        bot=bot, history=history, language=language, on_delta=on_delta, conversation_id=conversation_id, caller=caller,
-        llm_deadline=time.monotonic() + settings.CHAT_LLM_TIMEOUT,
+        bot=voice.apply_to(bot), history=history, language=language, on_delta=on_delta,
+        conversation_id=conversation_id, caller=caller, llm_deadline=time.monotonic() + settings.CHAT_LLM_TIMEOUT,
+        voice=voice,
     )
-    reply = chain(turn, text, retry=True)
+    reply = _worded(turn, chain(turn, text, retry=True))
     reply.timings = {**turn.timings, "total": _ms(started)}
     return reply
 
@@ -297,27 +307,34 @@ def _ask_model(turn: Turn, text: str, found: Found, *, purpose: str) -> ModelAns
     request = prompt.build_request(
         bot=turn.bot, text=text, history=turn.history, sources=found.sources,
         conversation_id=turn.conversation_id, purpose=purpose, language=turn.language, deadline=turn.llm_deadline,
+        voice=turn.voice,
     )
     provider = _Recording(get_provider(turn.bot), turn.calls)
     calls_before = len(turn.calls)
     with turn.timed("llm"):
         result = complete_with_repair(
-            provider, request, schema_validator(request.schema), on_text_delta=_whole_text(turn.on_delta)
+            provider, request, schema_validator(request.schema),
+            on_text_delta=_whole_text(turn.on_delta, turn.voice.dictionary),
         )
     turn.last = result
     turn.repaired = turn.repaired or len(turn.calls) - calls_before > 1
     return ModelAnswer.of(result)
 
 
-def _whole_text(on_delta: DeltaSink | None) -> TextSink | None:
-    """The provider's draft hands over new pieces; the widget wants the whole text so far."""
+def _whole_text(on_delta: DeltaSink | None, words: voice_dictionary.Dictionary) -> TextSink | None:
+    """The provider's draft hands over new pieces (already past the checks' gate); the widget wants
+    the whole text so far, worded by the bot's dictionary (`Dictionary.draft`: complete sentences)."""
     if on_delta is None:
         return None
     sent: list[str] = []
+    shown = [""]
 
     def sink(piece: str) -> None:
         sent.append(piece)
-        on_delta("".join(sent))
+        draft = words.draft("".join(sent))
+        if draft and draft != shown[0]:
+            shown[0] = draft
+            on_delta(draft)
 
     return sink
 
@@ -377,6 +394,34 @@ def _journal_block(turn: Turn, verdict: checks.Verdict, *, checked: str) -> None
         detail={"codes": verdict.codes, "facts": verdict.keys, "checked": checked},
         conversation_id=turn.conversation_id,
     )
+
+
+def _worded(turn: Turn, reply: Reply) -> Reply:
+    """The reply as the visitor may read it: the bot's dictionary applied (assistant/voice). Every
+    sentence dropped for a forbidden word is journaled (the owner's terms, never the text); a reply
+    with nothing left becomes "no exact answer", with the way to a person."""
+    reply.llm_meta["variant"] = turn.voice.variant or None
+    words = turn.voice.dictionary
+    if words.empty:
+        return reply
+    worded = words.word(reply.text)
+    if worded.dropped:
+        journal.run_event_record(
+            bot_id=turn.bot.pk, kind=RunEvent.Kind.FILTER_BLOCK, ok=not worded.emptied, route="chat",
+            purpose="voice.forbidden",
+            detail={"terms": worded.forbidden, "sentences": worded.dropped, "fallback": worded.emptied,
+                    "route": reply.llm_meta.get("route")},
+            conversation_id=turn.conversation_id,
+        )
+    if not worded.emptied:
+        reply.text = worded.text
+        return reply
+    bot, language = turn.bot, turn.language
+    fallback = _no_answer(bot, reply.intent, Found(results=[], sources=[]), language)
+    reply.text, reply.buttons, reply.links, reply.source_entry_id = fallback.text, fallback.buttons, [], None
+    reply.flags = {**reply.flags, "unanswered": True}
+    reply.llm_meta["voice_fallback"] = True
+    return reply
 
 
 def _comparable(text: str) -> str:

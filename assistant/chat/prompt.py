@@ -1,6 +1,6 @@
 """The chat prompt, built from parts in one place.
 
-The system prompt is the rules alone (and later the bot's voice and the owner's conditions):
+The system prompt is the rules, then the bot's voice and the owner's conditions (assistant/voice):
 the same for every message of a bot, the cacheable prefix (assistant/llm/base.py). Page text never
 goes there: the numbered sources of this one question travel in the last user turn, as quoted
 data between delimiters, before the visitor's question. The history is the request's messages.
@@ -28,6 +28,7 @@ from assistant.bots.models import Bot
 from assistant.chat import checks, facts, replies
 from assistant.llm.base import ChatMessage, LLMRequest, SystemPart
 from assistant.llm.structured import ANSWER_TOOL, answer_schema, release_when_sourced
+from assistant.voice.effective import Voice, settings_for
 from knowledge.search import SearchResult
 
 MAX_SOURCES: Final = 5
@@ -162,12 +163,17 @@ def secret() -> frozenset[tuple[str, ...]]:
 def build_request(
     *, bot: Bot, text: str, history: History, sources: Sequence[Source], conversation_id: int | None = None,
     purpose: str = PURPOSE, language: str | None = None, deadline: float | None = None,
+    voice: Voice | None = None,
 ) -> LLMRequest:
     """The model's request. `language` is the reply's (the visitor's, when the bot allows it);
-    `deadline` (time.monotonic()) ends every call for it, the repair included: the turn's budget."""
+    `deadline` (time.monotonic()) ends every call for it, the repair included: the turn's budget.
+    `voice` is the visitor's (voice.settings_for): its sliders and the owner's conditions follow the
+    rules as a stable part of their own; a bot nobody tuned sends the rules alone."""
     language = language or replies.language(bot)
-    # Voice (assistant/voice) and the owner's conditions go here, as stable parts after the rules.
     system = [SystemPart(rules(bot, language), stable=True)]
+    tone = (voice or settings_for(bot)).prompt(language)
+    if tone:
+        system.append(SystemPart(tone, stable=True))
     gate = checks.DraftGate([cited_known(bot, source) for source in sources], secret())
     return LLMRequest(
         system=system, messages=messages(history, question_turn(language, sources, text)),

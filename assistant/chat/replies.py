@@ -11,6 +11,7 @@ import re
 from typing import Final
 
 from assistant.bots.models import Bot
+from assistant.voice import effective as voice
 
 OPERATOR_BUTTON_ID: Final = "operator"
 # Opens the contact form in the widget itself (never sent to the server as a button frame).
@@ -253,9 +254,18 @@ def reply_language(bot: Bot, text: str) -> str:
 
 
 def say(bot: Bot, key: str, *, language: str | None = None, **values: str) -> str:
-    """The canned text `key` in `language` (default: the bot's), with `{name}`-style values filled in."""
-    text = TEXTS[language if language in TEXTS else bot_language(bot)][key]
-    return text.format(**values) if values else text
+    """The canned text `key` in `language` (default: the bot's), with `{name}`-style values filled in.
+    The owner's own wording of it wins when there is one (assistant/voice: greeting, handoff, no
+    answer, out of hours), and the bot's dictionary applies to every canned text."""
+    language = language if language in TEXTS else bot_language(bot)
+    own = voice.base_of(bot.voice).canned(language, key) if bot.voice else ""
+    if own:  # the owner's text is not a format string: only the known placeholders are filled
+        for name, value in values.items():
+            own = own.replace("{" + name + "}", value)
+        return voice.dictionary_of(bot).canned(own)
+    text = TEXTS[language][key]
+    text = text.format(**values) if values else text
+    return voice.dictionary_of(bot).canned(text) if bot.voice else text
 
 
 def operator_button(bot: Bot, *, language: str | None = None) -> dict[str, str]:

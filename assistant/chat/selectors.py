@@ -436,3 +436,45 @@ def conversation_messages(*, conversation: Conversation) -> list[Message]:
 
 def leads_of(*, bot: Bot) -> QuerySet[Lead]:
     return Lead.objects.filter(bot=bot)
+
+
+@dataclass(frozen=True)
+class ArmCounts:
+    """Conversations of one experiment arm and how many of them had each outcome: `answered` — the
+    bot answered a question (not a greeting, not «нет точного ответа»); `thumbs_down` — a visitor
+    rated an answer «не помогло»; `handoff` — an operator was asked for; `lead` — a contact was left."""
+
+    variant: str
+    conversations: int
+    answered: int
+    thumbs_down: int
+    handoff: int
+    lead: int
+
+
+def variant_counts(*, bot: Bot, experiment_id: int) -> dict[str, ArmCounts]:
+    """Outcome counts per arm ("a", "b") of experiment `experiment_id`, from the conversations that
+    recorded the arm (`Conversation.variant`); one query."""
+    prefix = f"{experiment_id}:"
+    bot_messages = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.BOT)
+    answered = bot_messages.exclude(intent__in=_NOT_QUESTIONS).exclude(flags__has_key="unanswered")
+    handoff = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.SYSTEM, flags__escalation=True)
+    rows = (
+        Conversation.objects.filter(bot=bot, variant__startswith=prefix)
+        .annotate(
+            was_answered=Exists(answered), was_down=Exists(bot_messages.filter(rating=-1)),
+            was_handed=Exists(handoff), had_lead=Exists(Lead.objects.filter(conversation=OuterRef("pk"))),
+        )
+        .values("variant")
+        .annotate(
+            n=Count("pk"), n_answered=Count("pk", filter=Q(was_answered=True)),
+            n_down=Count("pk", filter=Q(was_down=True)), n_handed=Count("pk", filter=Q(was_handed=True)),
+            n_lead=Count("pk", filter=Q(had_lead=True)),
+        )
+    )
+    counts = {arm: ArmCounts(arm, 0, 0, 0, 0, 0) for arm in ("a", "b")}
+    for row in rows:
+        arm = row["variant"][len(prefix):]
+        if arm in counts:
+            counts[arm] = ArmCounts(arm, row["n"], row["n_answered"], row["n_down"], row["n_handed"], row["n_lead"])
+    return counts

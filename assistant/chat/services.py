@@ -64,6 +64,7 @@ from assistant.chat.writes import clean_line as clean_line
 from assistant.chat.writes import clean_text as clean_text
 from assistant.chat.writes import locked as locked
 from assistant.chat.writes import system_note as system_note
+from assistant.voice import effective as voice
 
 logger = logging.getLogger("spravka.chat")
 
@@ -85,7 +86,10 @@ def conversation_open(
         ratelimit.check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
         try:
             with transaction.atomic():
-                conversation = Conversation.objects.create(bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page)
+                conversation = Conversation.objects.create(
+                    bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page,
+                    variant=voice.variant_of(bot, visitor_id),  # the A/B arm it is counted in (feedback)
+                )
         except IntegrityError:
             conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
             if conversation is None:  # the winner was closed in between: start over
