@@ -111,6 +111,17 @@ class Bot(WebAddressFields):
     escalate_on_no_answers = models.BooleanField(
         _("предлагать оператора после двух «нет точного ответа» подряд"), default=True
     )
+    # --- usage and costs (assistant/llm/budget.py): over the month's budget the bot answers from
+    # the knowledge base only, without the model; the owners get one e-mail per month about it ---
+    monthly_budget_usd = models.DecimalField(
+        _("бюджет на модель в месяц, $"), max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=_("Оценка расходов на модель считается в долларах, как в строках расхода. "
+                    "Пусто — без ограничения."),
+    )
+    budget_alerted_month = models.CharField(
+        _("письмо о бюджете отправлено за месяц"), max_length=7, blank=True, default="", editable=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
