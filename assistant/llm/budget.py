@@ -2,15 +2,17 @@
 
 The chain asks `over_budget(bot)` once per model question; that must stay cheap at any volume of
 billing lines, so nothing here sums the month's rows per turn:
+- a bot without a budget costs one cache read and no query;
 - the month's spending lives in the cache as whole micro-dollars (`_spent_key`), summed from
   `Usage` once when missing and then moved by `spent_add` with every billing line written
-  (journal.usage_record): an atomic INCR, no read-modify-write race between workers;
-- the limit is cached for a minute (`_limit_key`): a socket keeps its Bot instance for hours, and
-  a budget the owner changes must apply to it too; `budget_set` drops the cached limit at once;
-- both keys expire (an hour, a minute), so a line the cache missed (written between the sum and
-  its store) is counted again within the hour: the figure never drifts for long.
+  (journal.usage_record): an atomic INCR, no read-modify-write race between workers; the key
+  expires after an hour, so a line the cache missed (written between the sum and its store) is
+  counted again within the hour: the figure never drifts for long;
+- the limit is the Bot row's, but a socket keeps its Bot instance for hours: `budget_set` also
+  puts the new limit in the cache (`_limit_key`, a week), and that wins over a stale instance.
 
-Months are the bot's calendar months (Bot.timezone). The owners get one e-mail per month when
+Months are calendar months in the installation's time zone (settings.TIME_ZONE): a billing line
+is counted into its month without looking up its bot. The owners get one e-mail per month when
 the budget is first found spent: claimed atomically on the bot row (bots.services), sent by a
 Celery task after commit, never inside the visitor's turn.
 """
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import zoneinfo
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar, Final
@@ -37,7 +38,7 @@ log = logging.getLogger("spravka.llm")
 
 MICRO: Final = Decimal(1_000_000)
 SPENT_SECONDS: Final = 3600
-LIMIT_SECONDS: Final = 60
+LIMIT_SECONDS: Final = 7 * 86400
 ALERTED_SECONDS: Final = 40 * 86400
 _NO_LIMIT: Final = "none"
 
@@ -62,21 +63,14 @@ class BudgetStatus:
         return float(self.spent / self.limit)
 
 
-def _zone(bot: Bot) -> dt.tzinfo:
-    try:
-        return zoneinfo.ZoneInfo(bot.timezone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return dt.UTC
-
-
-def month_start(bot: Bot, now: dt.datetime | None = None) -> dt.datetime:
-    """The first moment of the bot's current calendar month, as an aware datetime."""
-    local = (now or timezone.now()).astimezone(_zone(bot))
+def month_start(now: dt.datetime | None = None) -> dt.datetime:
+    """The first moment of the current calendar month (installation time zone), aware."""
+    local = timezone.localtime(now or timezone.now())
     return local.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
-def month_label(bot: Bot, now: dt.datetime | None = None) -> str:
-    return month_start(bot, now).strftime("%Y-%m")
+def month_label(now: dt.datetime | None = None) -> str:
+    return month_start(now).strftime("%Y-%m")
 
 
 def _spent_key(bot_id: int, month: str) -> str:
@@ -89,10 +83,10 @@ def _limit_key(bot_id: int) -> str:
 
 def month_spent(bot: Bot, now: dt.datetime | None = None) -> Decimal:
     """What the bot's model calls cost this month (USD), from the cache; summed once when missing."""
-    key = _spent_key(bot.pk, month_label(bot, now))
+    key = _spent_key(bot.pk, month_label(now))
     micro = cache.get(key)
     if micro is None:
-        total = Usage.objects.filter(bot_id=bot.pk, created_at__gte=month_start(bot, now)).aggregate(
+        total = Usage.objects.filter(bot_id=bot.pk, created_at__gte=month_start(now)).aggregate(
             total=Sum("cost_usd"))["total"] or Decimal(0)
         micro = int(total * MICRO)
         cache.add(key, micro, SPENT_SECONDS)
@@ -104,43 +98,32 @@ def spent_add(*, bot_id: int, cost: Decimal, at: dt.datetime) -> None:
     the next `month_spent` sums the rows, this one included). Never fails the caller."""
     if not cost:
         return
-    bot = Bot(pk=bot_id, timezone=_timezone_of(bot_id))
     try:
-        cache.incr(_spent_key(bot_id, month_label(bot, at)), int(cost * MICRO))
+        cache.incr(_spent_key(bot_id, month_label(at)), int(cost * MICRO))
     except ValueError:
         pass  # not cached: nothing to move
     except Exception:  # the cache is down: the figure is recomputed when it is back
         log.warning("budget: could not count a billing line of bot %s", bot_id, exc_info=True)
 
 
-def _timezone_of(bot_id: int) -> str:
-    key = f"llm:tz:{bot_id}"
-    zone = cache.get(key)
-    if zone is None:
-        zone = Bot.objects.filter(pk=bot_id).values_list("timezone", flat=True).first() or "UTC"
-        cache.set(key, zone, 3600)
-    return str(zone)
-
-
 def budget_limit(bot: Bot) -> Decimal | None:
-    """The bot's monthly budget as stored (cached a minute: see the module docstring)."""
-    key = _limit_key(bot.pk)
-    cached = cache.get(key)
+    """The bot's monthly budget: the one `budget_set` cached, else the instance's."""
+    cached = cache.get(_limit_key(bot.pk))
     if cached is None:
-        value = Bot.objects.filter(pk=bot.pk).values_list("monthly_budget_usd", flat=True).first()
-        cached = _NO_LIMIT if value is None else str(value)
-        cache.set(key, cached, LIMIT_SECONDS)
+        return bot.monthly_budget_usd
     return None if cached == _NO_LIMIT else Decimal(cached)
 
 
 def budget_status(bot: Bot, now: dt.datetime | None = None) -> BudgetStatus:
-    return BudgetStatus(month=month_label(bot, now), spent=month_spent(bot, now), limit=budget_limit(bot))
+    return BudgetStatus(month=month_label(now), spent=month_spent(bot, now), limit=budget_limit(bot))
 
 
 def over_budget(bot: Bot) -> bool:
     """The chain's one check: True when the month's budget is spent, and then the model is not
     asked. The first time in a month it is found spent, the owners' e-mail is queued."""
     try:
+        if budget_limit(bot) is None:
+            return False
         status = budget_status(bot)
     except Exception:  # the cache is down: answering with the model beats refusing to
         log.warning("budget: could not check bot %s", bot.pk, exc_info=True)
@@ -164,13 +147,15 @@ def _alert_once(bot: Bot, status: BudgetStatus) -> None:
 def budget_set(*, bot: Bot, limit: Decimal | None) -> Bot:
     """Set (or, with None, remove) the bot's monthly budget; effective on the next message.
     A raised budget that is no longer spent lets the month's e-mail go again when it is."""
-    from assistant.bots.services import bot_budget_set
+    from assistant.bots.services import bot_budget_set, budget_value
 
+    limit = budget_value(limit)
     rearm = limit is None or month_spent(bot) < limit
     bot = bot_budget_set(bot=bot, limit=limit, rearm_alert=rearm)
-    cache.delete(_limit_key(bot.pk))
+    stored = bot.monthly_budget_usd
+    cache.set(_limit_key(bot.pk), _NO_LIMIT if stored is None else str(stored), LIMIT_SECONDS)
     if rearm:
-        cache.delete(f"llm:budget-alerted:{bot.pk}:{month_label(bot)}")
+        cache.delete(f"llm:budget-alerted:{bot.pk}:{month_label()}")
     return bot
 
 

@@ -62,7 +62,7 @@ def usage_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _usage(bot: Bot, days: int) -> dict[str, Any]:
-    zone = budget._zone(bot)
+    zone = timezone.get_current_timezone()  # the budget's months are in it too (llm/budget.py)
     today = timezone.now().astimezone(zone).date()
     first = today - dt.timedelta(days=days - 1)
     since = dt.datetime.combine(first, dt.time.min, tzinfo=zone)
