@@ -57,7 +57,8 @@ def usage_page(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.success(request, _("Бюджет сохранён."))
                 return HttpResponseRedirect(reverse("insights:usage", args=[bot.slug]))
     context = owner_context(request, bot, section="usage", title=_("Расходы на модель"))
-    context |= {"form": form, "status": budget.budget_status(bot), "periods": PERIODS, **_usage(bot, _days(request))}
+    context |= {"form": form, "status": budget.budget_status(bot), "month_start": budget.month_start(),
+                "periods": PERIODS, **_usage(bot, _days(request))}
     return render(request, "insights/usage.html", context, status=400 if form.errors else 200)
 
 
