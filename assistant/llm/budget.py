@@ -211,6 +211,7 @@ def provider_within_budget(bot: Bot) -> Provider:
     """The bot's provider (providers.get_provider), or none while its monthly budget is spent."""
     from assistant.llm.providers import get_provider
 
-    if over_budget(bot):
-        return OverBudgetProvider(bot_id=bot.pk)
-    return get_provider(bot)
+    provider = get_provider(bot)
+    if provider.name == "none" or not over_budget(bot):  # no model, no bill: nothing to check
+        return provider
+    return OverBudgetProvider(bot_id=bot.pk)

@@ -11,6 +11,7 @@ import os
 import time
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -63,7 +64,7 @@ def shop(django_user_model):
 
 
 def test_an_owner_hit_tests_runs_a_batch_and_sees_the_diff_after_an_entry_changes(
-    page: Page, live_app: str, shop: dict, celery_worker_thread: object, settings: object,
+    page: Page, live_app: str, shop: dict, celery_worker_thread: object, settings: Any,
 ):
     from insights.models import BatchRun, QuestionSet
     from knowledge.services import entry_edit
@@ -124,9 +125,10 @@ def test_the_usage_and_members_pages(page: Page, live_app: str, shop: dict):
 
     bot = shop["bot"]
     now = timezone.now()
-    for days_ago, route, model, cost in [(0, "chat", "claude-haiku-4-5", "0.41"), (1, "chat", "claude-haiku-4-5", "0.35"),
-                                         (1, "review_reply", "claude-sonnet-4-6", "0.62"),
-                                         (3, "chat", "claude-haiku-4-5", "0.28"), (6, "chat", "claude-haiku-4-5", "0.19")]:
+    lines = [(0, "chat", "claude-haiku-4-5", "0.41"), (1, "chat", "claude-haiku-4-5", "0.35"),
+             (1, "review_reply", "claude-sonnet-4-6", "0.62"), (3, "chat", "claude-haiku-4-5", "0.28"),
+             (6, "chat", "claude-haiku-4-5", "0.19")]
+    for days_ago, route, model, cost in lines:
         Usage.objects.create(bot=bot, route=route, purpose="answer", provider="anthropic", model=model,
                              input_tokens=52_000, output_tokens=9_000, cost_usd=Decimal(cost),
                              created_at=now - timedelta(days=days_ago))

@@ -53,7 +53,7 @@ def test_with_a_model_the_answer_cites_the_source_the_model_named(shop, knowledg
     hit = hit_test(bot=shop, question=DELIVERY_QUESTION)
     assert hit.route == "model"
     assert hit.reply.text == "Доставка по Москве стоит 300 ₽."
-    assert [p for p in hit.passages if p.cited][0].result.entry_id == knowledge["delivery"].pk
+    assert next(p for p in hit.passages if p.cited).result.entry_id == knowledge["delivery"].pk
     assert not Conversation.objects.exists()
 
 

@@ -84,3 +84,14 @@ def test_another_owner_gets_404(other_client, bot):
     assert other_client.get("/b/demo/usage/").status_code == 404
     assert other_client.post("/b/demo/usage/", {"budget": "0"}).status_code == 404
     assert Bot.objects.get(pk=bot.pk).monthly_budget_usd is None
+
+
+def test_the_pages_speak_english_with_the_language_switch(owner_client, bot):
+    from django.conf import settings
+
+    owner_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    usage = owner_client.get("/b/demo/usage/").content.decode()
+    assert "Model usage and costs" in usage and "Save budget" in usage and "no limit" in usage
+    testing = owner_client.get("/b/demo/testing/").content.decode()
+    assert "Testing the bot" in testing and "Question sets" in testing and "New set" in testing
+    assert "Bot members" in owner_client.get("/b/demo/members/").content.decode()

@@ -13,11 +13,14 @@ from assistant.chat import pipeline
 from assistant.llm import budget
 from assistant.llm.models import Usage
 from tests import fakes
-from tests.chat.conftest import DELIVERY_QUESTION, knowledge, shop  # noqa: F401
+from tests.chat import conftest as chat
+from tests.chat.conftest import DELIVERY_QUESTION
 from tests.fakes.messages_api import tool_use
 
 fake_llm = fakes.fake_llm
-SAID = {"intent": "question", "source": 0, "answer": "Доставка по Москве стоит 300 ₽.", "product_query": "", "fixed": ""}
+shop, knowledge = chat.shop, chat.knowledge  # the chat tests' shop and its three embedded entries
+SAID = {"intent": "question", "source": 0, "answer": "Доставка по Москве стоит 300 ₽.", "product_query": "",
+        "fixed": ""}
 # claude-haiku-4-5 at $1 / $5 per million tokens: 100k in + 100k out = $0.60
 EXPENSIVE = {"input_tokens": 100_000, "output_tokens": 100_000}
 
