@@ -22,7 +22,6 @@ from typing import Final
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -106,7 +105,8 @@ def _ask(run: BatchRun, case: SetQuestion) -> None:
         "expected_url": case.expected_url, "expected_phrase": case.expected_phrase,
         "passed": _passed(case, reply.text, link.get("url", "")),
     })
-    BatchRun.objects.filter(pk=run.pk).update(done=F("done") + 1)
+    # Counted, not incremented: a redelivered task answering beside the first one counts each question once.
+    BatchRun.objects.filter(pk=run.pk).update(done=BatchResult.objects.filter(run_id=run.pk).count())
 
 
 def _passed(case: SetQuestion, answer: str, url: str) -> bool | None:
