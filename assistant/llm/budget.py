@@ -106,31 +106,49 @@ def spent_add(*, bot_id: int, cost: Decimal, at: dt.datetime) -> None:
         log.warning("budget: could not count a billing line of bot %s", bot_id, exc_info=True)
 
 
-def budget_limit(bot: Bot) -> Decimal | None:
-    """The bot's monthly budget: the one `budget_set` cached, else the instance's."""
-    cached = cache.get(_limit_key(bot.pk))
+def _limit_of(bot: Bot, cached: object) -> Decimal | None:
     if cached is None:
         return bot.monthly_budget_usd
-    return None if cached == _NO_LIMIT else Decimal(cached)
+    return None if cached == _NO_LIMIT else Decimal(str(cached))
+
+
+def budget_limit(bot: Bot) -> Decimal | None:
+    """The bot's monthly budget: the one `budget_set` cached, else the instance's."""
+    return _limit_of(bot, cache.get(_limit_key(bot.pk)))
+
+
+def _status(bot: Bot, now: dt.datetime | None, *, need_spent: bool) -> BudgetStatus | None:
+    """Limit and spent in one cache round trip; the month's rows are summed only when the total is
+    not cached, and not at all for a bot without a budget unless `need_spent` (None then)."""
+    month = month_label(now)
+    limit_key, spent_key = _limit_key(bot.pk), _spent_key(bot.pk, month)
+    cached = cache.get_many([limit_key, spent_key])
+    limit = _limit_of(bot, cached.get(limit_key))
+    micro = cached.get(spent_key)
+    if limit is None and micro is None and not need_spent:
+        return None
+    spent = Decimal(int(micro)) / MICRO if micro is not None else month_spent(bot, now)
+    return BudgetStatus(month=month, spent=spent, limit=limit)
 
 
 def budget_status(bot: Bot, now: dt.datetime | None = None) -> BudgetStatus:
-    return BudgetStatus(month=month_label(now), spent=month_spent(bot, now), limit=budget_limit(bot))
+    status = _status(bot, now, need_spent=True)
+    assert status is not None
+    return status
 
 
 def over_budget(bot: Bot) -> bool:
     """The chain's one check: True when the month's budget is spent, and then the model is not
     asked. The first time in a month it is found spent, the owners' e-mail is queued."""
     try:
-        if budget_limit(bot) is None:
-            return False
-        status = budget_status(bot)
+        status = _status(bot, None, need_spent=False)
     except Exception:  # the cache is down: answering with the model beats refusing to
         log.warning("budget: could not check bot %s", bot.pk, exc_info=True)
         return False
-    if status.over:
-        _alert_once(bot, status)
-    return status.over
+    if status is None or not status.over:
+        return False
+    _alert_once(bot, status)
+    return True
 
 
 def _alert_once(bot: Bot, status: BudgetStatus) -> None:
