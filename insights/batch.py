@@ -165,6 +165,15 @@ def batch_run_diff(run: BatchRun) -> tuple[BatchRun | None, list[Row]]:
 # --- re-runs after a change of the bot's knowledge ----------------------------------------------------
 
 
+def rerun_pending(*, bot_id: int) -> str | None:
+    """Why the bot's sets are about to re-run (the first change's reason), or None."""
+    try:
+        reason = cache.get(_pending_key(bot_id))
+    except Exception:
+        return None
+    return str(reason) if reason else None
+
+
 def sets_known(*, bot_id: int) -> None:
     """The bot has sets now: knowledge changes must look again."""
     cache.delete(_no_sets_key(bot_id))

@@ -42,7 +42,8 @@ def testing_page(request: HttpRequest, slug: str) -> HttpResponse:
             context["hit"] = hit_test(bot=bot, question=question)
         except InsightsError as exc:
             context["question_error"], status = exc.message, 400
-    context |= {"question": question[:5000], "sets": _sets_overview(bot)}
+    context |= {"question": question[:5000], "sets": _sets_overview(bot),
+                "rerun_pending": batch.rerun_pending(bot_id=bot.pk)}
     return render(request, "insights/testing.html", context, status=status)
 
 
@@ -123,7 +124,7 @@ def _render_run(request: HttpRequest, bot: Bot, question_set: QuestionSet, run: 
         "passed": sum(bool(row.result.passed) for row in checked), "checked": len(checked),
         "live": run is not None and run.status in batch.LIVE,
         "runs": question_set.runs.order_by("-created_at", "-pk")[:20],
-        "questions": question_set.cases.count(),
+        "questions": question_set.cases.count(), "rerun_pending": batch.rerun_pending(bot_id=bot.pk),
     }
     return render(request, "insights/set.html", context)
 

@@ -123,3 +123,19 @@ def test_another_bots_run_and_its_progress_are_404(owner_client, shop, other_bot
     assert owner_client.get(f"/b/demo/testing/runs/{run.pk}/progress/").status_code == 404
     assert owner_client.post(f"/b/demo/testing/sets/{theirs.pk}/").status_code == 404
     assert theirs.runs.count() == 1
+
+
+def test_the_pages_say_when_a_re_run_is_coming_and_why(owner_client, shop, knowledge):
+    question_set = question_set_save(bot=shop, name="Основное", text="вопрос")
+    entry_edit(entry=knowledge["payment"], changes={"text": "Оплата картой или через СБП."})  # committed
+    for url in ("/b/demo/testing/", f"/b/demo/testing/sets/{question_set.pk}/"):
+        page = owner_client.get(url).content.decode()
+        assert "Знания изменились (изменена запись «Оплата»): наборы скоро перепроверятся сами." in page
+
+
+def test_the_owner_deletes_a_set_with_its_runs(owner_client, shop):
+    question_set = question_set_save(bot=shop, name="Старый", text="вопрос")
+    batch.batch_run_start(question_set=question_set)
+    response = owner_client.post(f"/b/demo/testing/sets/{question_set.pk}/edit/", {"action": "delete"}, follow=True)
+    assert "Набор «Старый» удалён." in response.content.decode()
+    assert not BatchRun.objects.exists()
