@@ -27,8 +27,10 @@ def on_crawl_saved(sender: Any, *, instance: CrawlRun, **kwargs: Any) -> None:
 
     if instance.status != CrawlRun.Status.DONE:
         return
-    bot_id = instance.bot_id
-    reason = _("закончен обход или загрузка источника №%(source)s") % {"source": instance.source_id}
+    bot_id, source = instance.bot_id, instance.source  # one query per finished run, if not loaded
+    crawled = source.kind in (source.Kind.SITE, source.Kind.SITEMAP)
+    reason = (_("закончен обход «%(source)s»") if crawled else _("загружен источник «%(source)s»")) % {
+        "source": (source.title or source.url)[:120]}
     transaction.on_commit(lambda: knowledge_changed(bot_id=bot_id, reason=reason), robust=True)
 
 

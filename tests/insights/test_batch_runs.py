@@ -139,3 +139,25 @@ def test_the_owner_deletes_a_set_with_its_runs(owner_client, shop):
     response = owner_client.post(f"/b/demo/testing/sets/{question_set.pk}/edit/", {"action": "delete"}, follow=True)
     assert "Набор «Старый» удалён." in response.content.decode()
     assert not BatchRun.objects.exists()
+
+
+def test_a_finished_crawl_queues_a_re_run_with_its_reason_a_failed_one_does_not(shop):
+    from knowledge.models import CrawlRun, Source
+    from knowledge.progress import run_finish
+
+    question_set_save(bot=shop, name="Основное", text="вопрос")
+    source = Source.objects.create(bot=shop, kind="site", url="https://shop.example/", title="Сайт магазина")
+    failed = CrawlRun.objects.create(bot=shop, source=source, status="running")
+    run_finish(run=failed, status=CrawlRun.Status.FAILED, message="сайт недоступен")
+    assert batch.rerun_pending(bot_id=shop.pk) is None
+    done = CrawlRun.objects.create(bot=shop, source=source, status="running")
+    run_finish(run=done, status=CrawlRun.Status.DONE)
+    assert batch.rerun_pending(bot_id=shop.pk) == "закончен обход «Сайт магазина»"
+
+
+def test_an_imported_document_queues_a_re_run(shop):
+    from knowledge.importing import document_import
+
+    question_set_save(bot=shop, name="Основное", text="вопрос")
+    document_import(bot=shop, filename="Доставка.md", data="# Доставка\n\nПо Москве — 300 ₽.".encode())
+    assert batch.rerun_pending(bot_id=shop.pk) in {"добавлена запись «Доставка.md»", "загружен источник «Доставка.md»"}
