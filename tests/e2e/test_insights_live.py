@@ -110,7 +110,7 @@ def test_an_owner_hit_tests_runs_a_batch_and_sees_the_diff_after_an_entry_change
         assert time.monotonic() < deadline, "the set was not re-run after the knowledge changed"
         time.sleep(0.3)
     page.reload()
-    expect(page.locator(".auto-note")).to_contain_text("изменена запись «Доставка»")
+    expect(page.locator(".run .auto-note")).to_contain_text("изменена запись «Доставка»")
     expect(page.locator('.results tr[data-change="text"]')).to_have_count(1)
     expect(page.locator('.results tr[data-change="unanswered"]')).to_have_count(1)
     expect(page.locator('.results tr[data-change="text"]')).to_contain_text("450")
