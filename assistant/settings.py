@@ -389,3 +389,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Members (assistant/bots/members.py): invitation links expire after this many days ---
 INVITE_MAX_AGE_DAYS = env_int("INVITE_MAX_AGE_DAYS", 7)
+
+# --- Insights (insights/): question sets re-run this many seconds after the bot's knowledge changed
+# (one queued re-run per bot in that window: a crawl storing hundreds of entries is one change) ---
+INSIGHTS_RERUN_DELAY = env_int("INSIGHTS_RERUN_DELAY", 180)
+INSTALLED_APPS += ["insights"]

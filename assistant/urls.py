@@ -18,6 +18,7 @@ urlpatterns = [
     path("routes/", include("routes.urls")),
     path("api/", include("api.urls")),  # the REST API, its schema and docs (docs/api.md)
     path("b/<slug:slug>/", include("tuning.urls")),  # the bot's voice and experiments pages
+    path("b/", include("insights.urls")),  # owner pages: testing, usage, members (insights/urls.py)
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),

@@ -54,6 +54,14 @@ def history_note(*, bot: Bot, actor: Any, message: str, flag: int = CHANGE) -> N
     )
 
 
+def bot_history(*, bot: Bot, limit: int = 50) -> list[LogEntry]:
+    """The newest lines of the bot's history (`history_note` and the admin's own), newest first."""
+    return list(
+        LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(Bot), object_id=str(bot.pk))
+        .select_related("user").order_by("-action_time", "-pk")[:limit]
+    )
+
+
 def _role_label(role: str) -> str:
     return str(Membership.Role(role).label)
 

@@ -115,6 +115,17 @@ class Bot(WebAddressFields):
     # experiment's variant): written only by assistant/voice/services.py, read with the bot row so a
     # chat turn costs no extra query. Its shape and validation live in assistant/voice/.
     voice = models.JSONField(_("голос"), default=dict, blank=True, editable=False)
+    # --- usage and costs (assistant/llm/budget.py): over the month's budget the bot answers from
+    # the knowledge base only, without the model; the owners get one e-mail per month about it ---
+    monthly_budget_usd = models.DecimalField(
+        _("бюджет на модель в месяц, $"), max_digits=10, decimal_places=2, null=True, blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=_("Оценка расходов на модель считается в долларах, как в строках расхода. "
+                    "Пусто — без ограничения."),
+    )
+    budget_alerted_month = models.CharField(
+        _("письмо о бюджете отправлено за месяц"), max_length=7, blank=True, default="", editable=False,
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

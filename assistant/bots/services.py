@@ -121,3 +121,39 @@ def opening_hours_set(*, bot: Bot, rows: list[tuple[int, dt.time, dt.time]]) -> 
         OpeningHours.objects.bulk_create(
             [OpeningHours(bot=bot, weekday=weekday, opens=opens, closes=closes) for weekday, opens, closes in rows]
         )
+
+
+# --- the monthly model budget (the rules and the cache are in assistant/llm/budget.py) ---------------
+
+
+def budget_value(limit: Any) -> Any:
+    """A monthly budget as stored: None, or USD with cents from 0 to 99 999 999.99; ValidationError
+    with a message for the owner otherwise."""
+    from decimal import Decimal, InvalidOperation
+
+    if limit is None:
+        return None
+    try:
+        value = Decimal(limit)
+    except (InvalidOperation, TypeError, ValueError) as exc:
+        raise ValidationError(_("Бюджет — число долларов, например 20 или 7.50.")) from exc
+    if not value.is_finite() or value < 0 or value >= Decimal("100000000"):
+        raise ValidationError(_("Бюджет — от 0 до 99 999 999 долларов."))
+    return value.quantize(Decimal("0.01"))
+
+
+def bot_budget_set(*, bot: Bot, limit: Any, rearm_alert: bool = False) -> Bot:
+    """Store the bot's monthly budget (USD, None for none). `rearm_alert`: the budget is not spent
+    any more, so this month's e-mail may go again if it is spent later."""
+    bot.monthly_budget_usd = budget_value(limit)
+    fields = ["monthly_budget_usd"]
+    if rearm_alert:
+        bot.budget_alerted_month = ""
+        fields.append("budget_alerted_month")
+    bot.save(update_fields=fields)
+    return bot
+
+
+def bot_budget_alert_claim(*, bot_id: int, month: str) -> bool:
+    """True exactly once per bot and month (an atomic UPDATE): whoever gets True sends the e-mail."""
+    return bool(Bot.objects.filter(pk=bot_id).exclude(budget_alerted_month=month).update(budget_alerted_month=month))

@@ -44,10 +44,9 @@ from assistant.behavior import hours
 from assistant.behavior.intents import Intent, classify
 from assistant.bots.models import Bot
 from assistant.chat import asked, checks, excerpts, orders, prompt, replies
-from assistant.llm import journal
+from assistant.llm import budget, journal
 from assistant.llm.base import LLMRequest, LLMResult, Provider
 from assistant.llm.models import RunEvent
-from assistant.llm.providers import get_provider
 from assistant.llm.streaming import TextSink
 from assistant.llm.structured import NO_SOURCE, complete_with_repair, schema_validator
 from assistant.voice import dictionary as voice_dictionary
@@ -309,7 +308,8 @@ def _ask_model(turn: Turn, text: str, found: Found, *, purpose: str) -> ModelAns
         conversation_id=turn.conversation_id, purpose=purpose, language=turn.language, deadline=turn.llm_deadline,
         voice=turn.voice,
     )
-    provider = _Recording(get_provider(turn.bot), turn.calls)
+    # Over the month's budget the model is not asked: the chain answers as with no model at all.
+    provider = _Recording(budget.provider_within_budget(turn.bot), turn.calls)
     calls_before = len(turn.calls)
     with turn.timed("llm"):
         result = complete_with_repair(

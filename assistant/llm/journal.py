@@ -39,12 +39,16 @@ def usage_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> Usag
         result.model, input_tokens=result.input_tokens, output_tokens=result.output_tokens,
         cache_read_tokens=result.cache_read_tokens, cache_write_tokens=result.cache_write_tokens,
     )
-    return Usage.objects.create(
+    usage = Usage.objects.create(
         bot_id=bot_id, route=request.route, purpose=request.purpose, run_id=request.run_id, provider=result.provider,
         model=result.model, input_tokens=result.input_tokens, output_tokens=result.output_tokens,
         cache_read_tokens=result.cache_read_tokens, cache_write_tokens=result.cache_write_tokens,
         latency_ms=result.latency_ms, cost_usd=cost,
     )
+    from assistant.llm.budget import spent_add
+
+    spent_add(bot_id=bot_id, cost=cost, at=usage.created_at)  # the month's cached total (budget.py)
+    return usage
 
 
 def llm_call_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> None:

@@ -1,0 +1,19 @@
+"""Insights fixtures: the chat tests' shop with its three embedded entries, and a signed-in owner."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.chat.conftest import DELIVERY_QUESTION, KNOWLEDGE, UNKNOWN_QUESTION, knowledge, shop  # noqa: F401
+
+
+@pytest.fixture
+def owner_client(client, owner):
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def other_client(client, other_owner, other_bot):
+    client.force_login(other_owner)
+    return client
