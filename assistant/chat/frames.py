@@ -16,6 +16,7 @@ from assistant.bots.models import Bot
 from assistant.chat import replies
 from assistant.chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
 from assistant.chat.models import Conversation, Message
+from assistant.chat.products import card_json
 from assistant.chat.replies import OPERATOR_BUTTON_ID
 
 MAX_ID_CHARS: Final = 64
@@ -193,6 +194,7 @@ def message_json(message: Message) -> dict[str, Any]:
         "text": message.text,
         "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in message.links or []],
         "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in message.buttons or []],
+        "cards": [card_json(card) for card in message.cards or []],
         "rating": message.rating,
         "created_at": message.created_at.isoformat(),
         "client_msg_id": message.client_msg_id,

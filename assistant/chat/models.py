@@ -109,6 +109,9 @@ class Message(models.Model):
     confidence = models.FloatField(_("уверенность"), null=True, blank=True)
     links = models.JSONField(_("ссылки"), default=list, blank=True)
     buttons = models.JSONField(_("кнопки"), default=list, blank=True)
+    # Product cards under a bot answer: every price and availability copied from the catalog row by
+    # code (commerce.products.card), never from a model's text.
+    cards = models.JSONField(_("карточки товаров"), default=list, blank=True)
     rating = models.SmallIntegerField(_("оценка"), default=0, choices=[(-1, "👎"), (0, "—"), (1, "👍")])
     client_msg_id = models.CharField(max_length=64, blank=True)
     reply_to = models.ForeignKey(

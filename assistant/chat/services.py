@@ -286,7 +286,7 @@ def _bot_message(conversation: Conversation, visitor_message: Message, reply: pi
     return Message(
         conversation=conversation, bot_id=conversation.bot_id, role=Role.BOT, text=reply.text,
         intent=reply.intent[:32], sources=reply.sources, source_entry_id=reply.source_entry_id,
-        confidence=reply.confidence, links=reply.links, buttons=reply.buttons,
+        confidence=reply.confidence, links=reply.links, buttons=reply.buttons, cards=reply.cards,
         flags={k: True for k, v in reply.flags.items() if v}, reply_to=visitor_message,
         llm_meta={**reply.llm_meta, "timings": reply.timings},
     )

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
@@ -99,16 +100,26 @@ def facets_key(bot_id: int) -> str:
     return f"commerce:facets:{bot_id}"
 
 
-def facets(bot: Bot) -> tuple[list[str], list[str]]:
-    """The bot's vendor and category names (what a question may name), from the cache or one query."""
+def _facets(bot: Bot) -> tuple[list[str], list[str], bool]:
     cached = cache.get(facets_key(bot.pk))
-    if cached is not None:
-        return cached[0], cached[1]
+    if cached is not None and len(cached) == 3:
+        return cached[0], cached[1], cached[2]
     pairs = list(CatalogOffer.objects.filter(bot=bot).order_by().values_list("vendor", "category").distinct())
     vendors = sorted({v for v, _c in pairs if v})
     categories = sorted({c for _v, c in pairs if c})
-    cache.set(facets_key(bot.pk), (vendors, categories), FACETS_SECONDS)
+    cache.set(facets_key(bot.pk), (vendors, categories, bool(pairs)), FACETS_SECONDS)
+    return vendors, categories, bool(pairs)
+
+
+def facets(bot: Bot) -> tuple[list[str], list[str]]:
+    """The bot's vendor and category names (what a question may name), from the cache or one query."""
+    vendors, categories, _any = _facets(bot)
     return vendors, categories
+
+
+def has_catalog(bot: Bot) -> bool:
+    """Whether the bot has any offer at all (cached with the facets: no query on most turns)."""
+    return _facets(bot)[2]
 
 
 def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Filters:
@@ -136,10 +147,18 @@ def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Fil
     return Filters(price_min, price_max, in_stock, named_vendors, named_categories, words[:12])
 
 
-def product_search(*, bot: Bot, text: str, k: int = 3) -> Found:
-    """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches)."""
+def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found:
+    """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches).
+    `query` (the model's `product_query`) adds words, vendors and categories to look for; the price
+    range and «в наличии» are read from the visitor's `text` alone, never from a model."""
     vendors, categories = facets(bot)
     filters = read_filters(text, vendors=vendors, categories=categories)
+    if query.strip():
+        extra = read_filters(query, vendors=vendors, categories=categories)
+        filters = replace(
+            filters, vendors=_union(filters.vendors, extra.vendors),
+            categories=_union(filters.categories, extra.categories), words=_union(filters.words, extra.words)[:12],
+        )
     scope = Q(bot=bot)
     if filters.price_min is not None:
         scope &= Q(price__gte=filters.price_min)
@@ -168,6 +187,32 @@ def product_search(*, bot: Bot, text: str, k: int = 3) -> Found:
     if not offers:
         nearest = next((c for c in categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
     return Found(offers, filters, nearest)
+
+
+def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*first, *second)))
+
+
+def category_link(*, bot: Bot, category: str) -> str:
+    """A page for a category: the longest path all its offers' pages share (their listing, as a
+    shop's URLs usually go: /catalog/vacuums/v1/ → /catalog/vacuums/), on the offers' own site; ""
+    when they share none (the caller falls back to the bot's site)."""
+    urls = list(
+        CatalogOffer.objects.filter(bot=bot, category=category).exclude(url="").order_by("id")
+        .values_list("url", flat=True)[:200]
+    )
+    parts = [urlsplit(url) for url in urls if url.startswith(("http://", "https://"))]
+    if not parts or len({(p.scheme, p.netloc) for p in parts}) != 1:
+        return ""
+    paths = [[segment for segment in p.path.split("/") if segment] for p in parts]
+    common: list[str] = []
+    for segments in zip(*[path[:-1] for path in paths], strict=False):
+        if len(set(segments)) != 1:
+            break
+        common.append(segments[0])
+    if not common:
+        return ""
+    return f"{parts[0].scheme}://{parts[0].netloc}/{'/'.join(common)}/"
 
 
 def card(offer: CatalogOffer) -> dict[str, Any]:
