@@ -331,6 +331,10 @@ CATALOG_MAX_BYTES = env_int("CATALOG_MAX_BYTES", 50 * 1024 * 1024)
 # Order lookups per visitor of a bot / per address per CHAT_RATE_WINDOW (enumerating orders is an attack).
 CHAT_RATE_ORDERS_VISITOR = env_int("CHAT_RATE_ORDERS_VISITOR", 5)
 CHAT_RATE_ORDERS_IP = env_int("CHAT_RATE_ORDERS_IP", 20)
+# Page reports of the widget (`page` frames, docs/widget-protocol.md): past these per window they
+# are dropped quietly (no invitation, no inbox update), never an error a visitor would see.
+CHAT_RATE_PAGES_VISITOR = env_int("CHAT_RATE_PAGES_VISITOR", 30)
+CHAT_RATE_PAGES_IP = env_int("CHAT_RATE_PAGES_IP", 300)
 
 # --- Operators (assistant/inbox): webhooks to the owner's URL ---
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt

@@ -43,6 +43,7 @@ class Conversation(models.Model):
     outcome = models.CharField(_("итог"), max_length=64, blank=True)
     last_ip = models.GenericIPAddressField(_("последний IP"), null=True, blank=True)
     page_url = models.CharField(_("страница посетителя"), max_length=500, blank=True)
+    page_title = models.CharField(_("заголовок страницы"), max_length=300, blank=True)
     visitor_name = models.CharField(_("имя посетителя"), max_length=200, blank=True)
     visitor_contact = models.CharField(_("контакт посетителя"), max_length=254, blank=True)
     assigned_to = models.ForeignKey(

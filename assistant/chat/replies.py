@@ -122,6 +122,7 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "назовите ему номер заказа."
         ),
         "error_rate_limited_orders": "Слишком много проверок заказов подряд. Подождите {seconds} с и попробуйте снова.",
+        "error_rate_limited_pages": "Слишком много переходов подряд. Подождите {seconds} с.",
         "products_found": "Вот что нашлось в каталоге{filters}:",
         "products_none": (
             "В каталоге не нашлось подходящего товара{filters}. Уточните, что ищете, или спросите оператора."
@@ -230,6 +231,7 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "give them the order number."
         ),
         "error_rate_limited_orders": "Too many order checks in a row. Please wait {seconds} s and try again.",
+        "error_rate_limited_pages": "Too many page views in a row. Please wait {seconds} s.",
         "products_found": "Here is what the catalogue has{filters}:",
         "products_none": (
             "The catalogue has nothing that fits{filters}. Tell me more about what you are looking for, "

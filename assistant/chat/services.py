@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from assistant.behavior import escalation, hours
+from assistant.behavior import escalation, hours, invitations
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
 from assistant.chat import (
@@ -169,6 +169,9 @@ def message_take(
         flags = _friction_flags(recent, text)
         if not current.bot_answers:
             flags["to_operator"] = True
+        if not any(m.role == Role.VISITOR for m in recent):  # the visitor's first word: an invitation converts
+            invitations.invitation_convert(bot_id=current.bot_id, visitor_id=current.visitor_id,
+                                           conversation_id=current.pk)
         message = Message.objects.create(
             conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
             client_msg_id=client_msg_id, flags=flags, intent=(ruled.intent if ruled is not None else intent)[:32],
