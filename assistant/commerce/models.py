@@ -170,6 +170,7 @@ class CatalogImport(models.Model):
     changed = models.PositiveIntegerField(_("изменено"), default=0)
     removed = models.PositiveIntegerField(_("удалено"), default=0)
     skipped = models.PositiveIntegerField(_("пропущено"), default=0)
+    scheduled = models.BooleanField(_("по расписанию"), default=False)
     message = models.CharField(_("сообщение"), max_length=500, blank=True)
     problems = models.JSONField(_("замечания"), default=list, blank=True)  # first few skipped offers, with reasons
     duration_ms = models.FloatField(_("время, мс"), default=0.0)
