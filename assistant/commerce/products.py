@@ -195,8 +195,9 @@ def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
 
 def category_link(*, bot: Bot, category: str) -> str:
     """A page for a category: the longest path all its offers' pages share (their listing, as a
-    shop's URLs usually go: /catalog/vacuums/v1/ → /catalog/vacuums/), on the offers' own site; ""
-    when they share none (the caller falls back to the bot's site)."""
+    shop's URLs usually go: /catalog/vacuums/v1/ and /catalog/vacuums/v2/ → /catalog/vacuums/;
+    offers that all point at one listing, /catalog/home/#vacuums, give that page), on the offers'
+    own site; "" when they share none (the caller falls back to the bot's site)."""
     urls = list(
         CatalogOffer.objects.filter(bot=bot, category=category).exclude(url="").order_by("id")
         .values_list("url", flat=True)[:200]
@@ -206,7 +207,7 @@ def category_link(*, bot: Bot, category: str) -> str:
         return ""
     paths = [[segment for segment in p.path.split("/") if segment] for p in parts]
     common: list[str] = []
-    for segments in zip(*[path[:-1] for path in paths], strict=False):
+    for segments in zip(*paths, strict=False):
         if len(set(segments)) != 1:
             break
         common.append(segments[0])
