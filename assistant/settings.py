@@ -134,7 +134,10 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spravka")
 # Embedding (CPU-bound) has its own queue, so a crawl (waiting on politeness delays) and the
 # vectors of its pages run side by side. Every worker setup must consume both queues.
 CELERY_EMBED_QUEUE = env_str("CELERY_EMBED_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-embed")
-CELERY_TASK_ROUTES = {"knowledge.tasks.embed_bot": {"queue": CELERY_EMBED_QUEUE}}
+CELERY_TASK_ROUTES = {
+    "knowledge.tasks.embed_bot": {"queue": CELERY_EMBED_QUEUE},
+    "assistant.commerce.tasks.offers_embed": {"queue": CELERY_EMBED_QUEUE},  # offer vectors (commerce/embedding.py)
+}
 WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, CELERY_EMBED_QUEUE]  # what `make run` and the tests consume
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -26,6 +26,7 @@ from django.db.models.functions import Now
 
 from assistant.bots.models import Bot
 from assistant.commerce import feeds, products
+from assistant.commerce.embedding import offers_embedding_request
 from assistant.commerce.models import CatalogImport, CatalogOffer
 from knowledge import http
 from knowledge.models import Source
@@ -133,11 +134,13 @@ def _store(bot: Bot, source: Source, offers: list[feeds.OfferDraft]) -> tuple[in
         if gone:
             CatalogOffer.objects.filter(source=source, offer_id__in=gone).delete()
         transaction.on_commit(lambda: cache.delete(products.facets_key(bot.pk)))
+        if fresh or updated:
+            offers_embedding_request(bot_id=bot.pk)  # queued after commit, never awaited
     return len(fresh), len(updated), len(gone)
 
 
 _FIELDS = ["name", "price", "old_price", "currency", "available", "url", "picture", "category", "vendor",
-           "description", "params", "content_hash"]
+           "description", "params", "content_hash", "embedding", "embedding_model"]  # a changed offer's vector goes
 
 
 def _row(bot: Bot, source: Source, draft: feeds.OfferDraft, digest: str) -> CatalogOffer:

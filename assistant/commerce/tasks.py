@@ -19,6 +19,16 @@ def catalog_refresh(source_id: int) -> None:
 
 
 @shared_task
+def offers_embed(bot_id: int) -> None:
+    """On the embed queue (settings.CELERY_TASK_ROUTES), beside the entries' pass."""
+    from assistant.bots.models import Bot
+    from assistant.commerce.embedding import offers_embed_behind
+
+    if Bot.objects.filter(pk=bot_id).exists():
+        offers_embed_behind(bot_id=bot_id)
+
+
+@shared_task
 def catalog_refresh_due() -> int:
     due = catalog.catalogs_due()
     for source in due:

@@ -154,3 +154,29 @@ def test_the_chains_reply_json_carries_the_cards_too(shop_catalog):
 ])
 def test_price_texts(amount, currency, shown):
     assert price_text(amount, currency) == shown
+
+
+def test_offers_are_embedded_behind_the_import_and_found_by_meaning(shop_catalog, celery_worker_thread):
+    import time as clock
+
+    from assistant.commerce.models import CatalogOffer
+
+    deadline = clock.monotonic() + 60
+    while CatalogOffer.objects.filter(bot=shop_catalog, embedding__isnull=True).exists():
+        assert clock.monotonic() < deadline, "the offers were not embedded behind the import"
+        clock.sleep(0.2)
+    from assistant.commerce.products import product_search
+
+    found = product_search(bot=shop_catalog, text="чем убрать пыль в квартире")  # no word of any offer
+    assert found.offers and all("ылесос" in offer.name for offer in found.offers)
+    assert product_search(bot=shop_catalog, text="трековые светильники").offers == []  # nothing near enough
+
+
+def test_a_changed_offer_loses_its_vector_until_it_is_embedded_again(shop_catalog):
+    from assistant.commerce.embedding import offers_embed_pending
+    from assistant.commerce.models import CatalogOffer
+
+    assert offers_embed_pending(bot_id=shop_catalog.pk) == 4
+    catalog.catalog_import_bytes(bot=shop_catalog, data=FEED.replace(b"12990", b"11990"), name="feed.xml")
+    assert list(CatalogOffer.objects.filter(embedding__isnull=True).values_list("offer_id", flat=True)) == ["v1"]
+    assert offers_embed_pending(bot_id=shop_catalog.pk) == 1
