@@ -333,7 +333,9 @@ ORDER_SECRETS_KEY = env_str("ORDER_SECRETS_KEY")
 CATALOG_MAX_BYTES = env_int("CATALOG_MAX_BYTES", 50 * 1024 * 1024)
 # Catalog feeds by address with a schedule (importcatalog --every-hours, the admin's upload form):
 # checked like the crawler's recrawl_hours, every 5 minutes.
-CELERY_BEAT_SCHEDULE |= {"catalog-refresh-due": {"task": "assistant.commerce.tasks.catalog_refresh_due", "schedule": 300.0}}
+CELERY_BEAT_SCHEDULE |= {
+    "catalog-refresh-due": {"task": "assistant.commerce.tasks.catalog_refresh_due", "schedule": 300.0},
+}
 # Order lookups per visitor of a bot / per address per CHAT_RATE_WINDOW (enumerating orders is an attack).
 CHAT_RATE_ORDERS_VISITOR = env_int("CHAT_RATE_ORDERS_VISITOR", 5)
 CHAT_RATE_ORDERS_IP = env_int("CHAT_RATE_ORDERS_IP", 20)

@@ -26,8 +26,8 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from assistant.bots.models import Bot
 from assistant.behavior.models import InvitationRule, InvitationShow
+from assistant.bots.models import Bot
 
 logger = logging.getLogger("spravka.behavior")
 

@@ -1,6 +1,7 @@
 """JSON shapes of a bot reply that other programs rely on: `manage.py ask --json` prints it and the
 REST API's ask/ returns it. Exactly the keys text, links [{url, title}], buttons [{id, label}],
-cards [{id, name, price, old_price, currency, price_text, old_price_text, available, url, picture}], intent, source (entry id or null), flags {low_confidence, unanswered, friction, escalation},
+cards [{id, name, price, old_price, currency, price_text, old_price_text, available, url, picture}],
+intent, source (entry id or null), flags {low_confidence, unanswered, friction, escalation},
 timings {rules, search, llm, total} in ms. Add keys only with care: scripts compare them."""
 
 from __future__ import annotations

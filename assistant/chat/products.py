@@ -107,8 +107,9 @@ def product_answer(
         if verdict.ok:
             answer.text = model.answer
             answer.meta["introduced_by"] = "model"
-            if model.cited is not None and model.cited.result.url:
-                answer.links = [{"url": model.cited.result.url, "title": model.cited.result.title or model.cited.result.url}]
+            cited = model.cited.result if model.cited is not None else None
+            if cited is not None and cited.url:
+                answer.links = [{"url": cited.url, "title": cited.title or cited.url}]
             return answer
         answer.blocked = verdict
     answer.text = replies.say(bot, "products_found", language=language, filters=_filters_text(found.filters, language))

@@ -29,8 +29,8 @@ from assistant.commerce import feeds, products
 from assistant.commerce.embedding import offers_embedding_request
 from assistant.commerce.models import CatalogImport, CatalogOffer
 from knowledge import http
-from knowledge.models import Source
 from knowledge.exceptions import SourceInvalid
+from knowledge.models import Source
 from knowledge.services import source_get_or_create, source_schedule
 
 

@@ -25,7 +25,6 @@ import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
 from django.db.models import F, Q
-
 from pgvector.django import CosineDistance
 
 from assistant.bots.models import Bot
@@ -178,10 +177,10 @@ def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found
     words = [w for w in filters.words if not any(w in v.casefold() for v in filters.vendors)]
     queryset = CatalogOffer.objects.filter(scope)
     if words and not filters.categories:
-        query = SearchQuery(words[0], config="russian", search_type="plain")
+        matched = SearchQuery(words[0], config="russian", search_type="plain")
         for word in words[1:]:
-            query |= SearchQuery(word, config="russian", search_type="plain")
-        queryset = queryset.filter(search_vector=query).annotate(rank=SearchRank(F("search_vector"), query))
+            matched |= SearchQuery(word, config="russian", search_type="plain")
+        queryset = queryset.filter(search_vector=matched).annotate(rank=SearchRank(F("search_vector"), matched))
         queryset = queryset.order_by("-rank", "price", "id")
     elif not (filters.applied() or words):
         return Found([], filters)  # nothing to go by: no offers rather than arbitrary ones
@@ -189,7 +188,7 @@ def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found
         queryset = queryset.order_by("-available", "price", "id")
     offers = list(queryset.defer(*_UNSHOWN)[:k])
     if len(offers) < k and words and not filters.categories:  # the words' meaning finds the rest
-        offers += _by_meaning(scope, words, exclude=[offer.pk for offer in offers], k=k - len(offers))
+        offers += _by_meaning(scope, query.strip() or text, exclude=[offer.pk for offer in offers], k=k - len(offers))
     nearest = ""
     if not offers:
         nearest = next((c for c in categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
@@ -228,11 +227,12 @@ MEANING_FLOOR: Final = 0.68  # rescaled cosine an offer needs to count as meant:
 # Russian product names (on the demo feed «трековые светильники» reaches 0.65 on a kettle), so only close ones count
 
 
-def _by_meaning(scope: Q, words: list[str], *, exclude: list[int], k: int) -> list[CatalogOffer]:
-    """The offers nearest to the words by the embedding model (commerce/embedding.py), among those
-    the filters allow and that are embedded with the current model; only close enough ones."""
+def _by_meaning(scope: Q, text: str, *, exclude: list[int], k: int) -> list[CatalogOffer]:
+    """The offers nearest to `text` by the embedding model (commerce/embedding.py), among those the
+    filters allow and that are embedded with the current model; only close enough ones. The
+    question's own vector: in the chain the entries search has just embedded it (cached)."""
     embedder = get_embedder()
-    vector = embedder.query(" ".join(words))
+    vector = embedder.query(text[:1000])
     rows = list(
         CatalogOffer.objects.filter(scope, embedding_model=embedder.key).exclude(pk__in=exclude)
         .annotate(distance=CosineDistance("embedding", vector.tolist())).order_by("distance", "price", "id")
