@@ -21,6 +21,7 @@ from assistant.bots.admin_scoping import BotScopedAdmin
 class InvitationRuleAdmin(BotScopedAdmin):
     list_display = ("name", "bot", "enabled", "url_pattern", "conditions", "shown", "converted", "conversion")
     list_display_links = ("name",)
+    ordering = ("bot", "id")
     list_select_related = ("bot",)
     list_filter = ("enabled", "bot")
     search_fields = ("name", "text", "url_pattern")
@@ -36,7 +37,7 @@ class InvitationRuleAdmin(BotScopedAdmin):
         return super().get_queryset(request).annotate(
             shown_count=Count("shows", distinct=True),
             converted_count=Count("shows", filter=Q(shows__converted_at__isnull=False), distinct=True),
-        )
+        ).order_by("bot", "id")
 
     @admin.display(description=gettext_lazy("условия"))
     def conditions(self, obj: InvitationRule) -> str:

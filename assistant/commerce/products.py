@@ -24,12 +24,13 @@ from urllib.parse import urlsplit
 import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
+from django.db import connection, transaction
 from django.db.models import F, Q
-from pgvector.django import CosineDistance
+from django.db.models.expressions import RawSQL
 
 from assistant.bots.models import Bot
 from assistant.commerce.models import CatalogOffer
-from knowledge.embeddings import get_embedder
+from knowledge.embeddings import DIMENSIONS, get_embedder
 from knowledge.search import rescale_cosine
 
 _NUMBER: Final = r"(\d[\d\s\u00a0]{0,12}(?:[.,]\d{1,2})?)\s*(тыс\w*\.?|т\.|к\b|k\b|млн\w*)?"
@@ -223,6 +224,8 @@ def category_link(*, bot: Bot, category: str) -> str:
 
 
 _UNSHOWN: Final = ("description", "params", "content_hash", "embedding")
+MEANING_EF: Final = 40  # HNSW candidates per step of the iterative scan (k is 3 at most)
+MEANING_SCAN_TUPLES: Final = 20000  # how far the scan may go past refused rows before it gives up
 MEANING_FLOOR: Final = 0.68  # rescaled cosine an offer needs to count as meant: e5-small is a weak judge of
 # Russian product names (on the demo feed «трековые светильники» reaches 0.65 on a kettle), so only close ones count
 
@@ -230,15 +233,27 @@ MEANING_FLOOR: Final = 0.68  # rescaled cosine an offer needs to count as meant:
 def _by_meaning(scope: Q, text: str, *, exclude: list[int], k: int) -> list[CatalogOffer]:
     """The offers nearest to `text` by the embedding model (commerce/embedding.py), among those the
     filters allow and that are embedded with the current model; only close enough ones. The
-    question's own vector: in the chain the entries search has just embedded it (cached)."""
+    question's own vector: in the chain the entries search has just embedded it (cached).
+
+    Ordered by the expression of the model's partial HNSW index (migration 0004: half precision,
+    the model key inlined as the index predicate), with an iterative scan: the index goes on past
+    other bots' offers and the ones the filters refuse until k rows pass, or it has read
+    MEANING_SCAN_TUPLES; relaxed order, so the rows are sorted again here."""
     embedder = get_embedder()
+    key, dim = embedder.key, DIMENSIONS[embedder.key]
     vector = embedder.query(text[:1000])
-    rows = list(
-        CatalogOffer.objects.filter(scope, embedding_model=embedder.key).exclude(pk__in=exclude)
-        .annotate(distance=CosineDistance("embedding", vector.tolist())).order_by("distance", "price", "id")
-        .defer(*_UNSHOWN)[:k]
+    literal = "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
+    distance = RawSQL(f"(embedding::halfvec({dim}) <=> %s::halfvec({dim}))", [literal])  # noqa: S611 - our own dim
+    queryset = (
+        CatalogOffer.objects.filter(scope, embedding_model=key).exclude(pk__in=exclude)
+        .annotate(distance=distance).order_by("distance").defer(*_UNSHOWN)[:k]
     )
-    return [row for row in rows if rescale_cosine(1 - float(row.distance), embedder.key) >= MEANING_FLOOR]
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {MEANING_EF}; "
+                       f"SET LOCAL hnsw.max_scan_tuples = {MEANING_SCAN_TUPLES}")
+        rows = list(queryset)
+    rows.sort(key=lambda row: (float(row.distance), row.price, row.pk))
+    return [row for row in rows if rescale_cosine(1 - float(row.distance), key) >= MEANING_FLOOR]
 
 
 def card(offer: CatalogOffer) -> dict[str, Any]:
