@@ -20,8 +20,9 @@ unit vectors, COPY + the HNSW build as bench/search_speed.py does it), the same 
 Search by meaning (offer embeddings, filled behind an import on the embed queue, never awaited):
 the offers get random unit vectors of the default model's size before the searches (embedding
 10,000 offers with e5-small takes minutes; the cost of the search is the same), then VACUUM
-ANALYZE (what autovacuum does after such a pass), so every row below runs with vectors present. Two more rows: questions no offer's words match (the search
-falls back to the nearest offers by meaning, exact cosine over the bot's offers), once with the
+ANALYZE (what autovacuum does after such a pass), so every row below runs with vectors present.
+Two more rows: questions no offer's words match (the search falls back to the nearest offers by
+meaning, the offers' partial HNSW index with an iterative scan), once with the
 question's vector cached (as in the chain, where the entries search has just embedded the same
 text) and once with the query embedding included.
 
