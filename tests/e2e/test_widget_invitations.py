@@ -47,7 +47,9 @@ def test_an_invitation_waits_its_seconds_is_escaped_and_opens_the_chat(page: Pag
     wait_for(lambda: len(fake_chat.sent("hello")) == 1)
 
 
-def test_a_leaving_invitation_waits_for_the_pointer_to_leave_at_the_top(page: Page, fake_shop: str, fake_chat: FakeChat):
+def test_a_leaving_invitation_waits_for_the_pointer_to_leave_at_the_top(
+    page: Page, fake_shop: str, fake_chat: FakeChat
+):
     fake_chat.invite = {"rule": 8, "text": "Уже уходите? Спросите нас.", "after_seconds": 0, "on_leave": True}
     page.goto(f"{fake_shop}/catalog/")
     wait_for(lambda: fake_chat.sent("page"))
