@@ -115,6 +115,7 @@ class MessageSerializer(serializers.Serializer):
     confidence = serializers.FloatField(allow_null=True)
     links = serializers.JSONField()
     buttons = serializers.JSONField()
+    cards = serializers.JSONField()
     rating = serializers.IntegerField()
     flags = serializers.JSONField()
     author_name = serializers.CharField()

@@ -136,7 +136,10 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spravka")
 # Embedding (CPU-bound) has its own queue, so a crawl (waiting on politeness delays) and the
 # vectors of its pages run side by side. Every worker setup must consume both queues.
 CELERY_EMBED_QUEUE = env_str("CELERY_EMBED_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-embed")
-CELERY_TASK_ROUTES = {"knowledge.tasks.embed_bot": {"queue": CELERY_EMBED_QUEUE}}
+CELERY_TASK_ROUTES = {
+    "knowledge.tasks.embed_bot": {"queue": CELERY_EMBED_QUEUE},
+    "assistant.commerce.tasks.offers_embed": {"queue": CELERY_EMBED_QUEUE},  # offer vectors (commerce/embedding.py)
+}
 WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, CELERY_EMBED_QUEUE]  # what `make run` and the tests consume
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -330,9 +333,18 @@ ORDER_MAX_BYTES = env_int("ORDER_MAX_BYTES", 256 * 1024)  # an order's JSON, not
 ORDER_SECRETS_KEY = env_str("ORDER_SECRETS_KEY")
 # A product feed (YML or CSV) larger than this is refused before it is read or parsed.
 CATALOG_MAX_BYTES = env_int("CATALOG_MAX_BYTES", 50 * 1024 * 1024)
+# Catalog feeds by address with a schedule (importcatalog --every-hours, the admin's upload form):
+# checked like the crawler's recrawl_hours, every 5 minutes.
+CELERY_BEAT_SCHEDULE |= {
+    "catalog-refresh-due": {"task": "assistant.commerce.tasks.catalog_refresh_due", "schedule": 300.0},
+}
 # Order lookups per visitor of a bot / per address per CHAT_RATE_WINDOW (enumerating orders is an attack).
 CHAT_RATE_ORDERS_VISITOR = env_int("CHAT_RATE_ORDERS_VISITOR", 5)
 CHAT_RATE_ORDERS_IP = env_int("CHAT_RATE_ORDERS_IP", 20)
+# Page reports of the widget (`page` frames, docs/widget-protocol.md): past these per window they
+# are dropped quietly (no invitation, no inbox update), never an error a visitor would see.
+CHAT_RATE_PAGES_VISITOR = env_int("CHAT_RATE_PAGES_VISITOR", 30)
+CHAT_RATE_PAGES_IP = env_int("CHAT_RATE_PAGES_IP", 300)
 
 # --- Operators (assistant/inbox): webhooks to the owner's URL ---
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt

@@ -125,6 +125,17 @@ def source_get_or_create(*, bot: Bot, kind: str, url: str = "", title: str = "")
     return source
 
 
+def source_schedule(*, source: Source, recrawl_hours: int | None) -> Source:
+    """How often a source is fetched again by itself (None: only by hand); 1 h to a year."""
+    from knowledge.exceptions import SourceInvalid
+
+    if recrawl_hours is not None and not 1 <= recrawl_hours <= 24 * 365:
+        raise SourceInvalid("Обновлять можно не чаще раза в час и не реже раза в год (от 1 до 8760 часов).")
+    source.recrawl_hours = recrawl_hours
+    source.save(update_fields=["recrawl_hours"])
+    return source
+
+
 def entry_save_from_admin(*, entry: Entry, changed_fields: list[str]) -> Entry:
     """Save an owner's edit. New text needs a new vector: drop the stale one and embed after commit,
     so the change takes effect on the next question. Editing the text of an entry flagged for

@@ -30,6 +30,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from assistant.behavior.models import InvitationRule, InvitationShow
 from assistant.bots.admin_scoping import BotScopedAdmin
 from assistant.bots.apikeys import api_key_create
 from assistant.bots.models import ApiKey, Bot, Membership
@@ -177,6 +178,14 @@ def _catalog_import(t: str, bot: Bot) -> CatalogImport:
                                         message=marker(t, CatalogImport))
 
 
+def _invitation_rule(t: str, bot: Bot) -> InvitationRule:
+    return InvitationRule.objects.create(bot=bot, name=marker(t, InvitationRule), text="Нужна помощь?")
+
+
+def _invitation_show(t: str, bot: Bot) -> InvitationShow:
+    return InvitationShow.objects.create(bot=bot, rule=bot.invitation_rules.get(), visitor_id=marker(t, InvitationShow))
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
@@ -186,6 +195,7 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     ApiKey: _apikey,
     OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
     CatalogImport: _catalog_import,
+    InvitationRule: _invitation_rule, InvitationShow: _invitation_show,
 }
 
 

@@ -127,9 +127,10 @@ class AskViewSet(BotScopedViewSet):
     throttle_scopes = ("api", "api_ask")  # every call runs the answer chain: a smaller rate of its own
 
     @extend_schema(request=AskSerializer, responses={200: OpenApiTypes.OBJECT},
-                   description="Ответ бота, как `manage.py ask --json`: text, links, buttons, intent, source, "
-                               "flags, timings. Каждый вопрос — отдельный разговор (он виден в conversations/); "
-                               "с record=false — только ответ цепочки, ничего не сохраняется.")
+                   description="Ответ бота, как `manage.py ask --json`: text, links, buttons, cards, "
+                               "intent, source, flags, timings. Каждый вопрос — отдельный разговор "
+                               "(он виден в conversations/); с record=false — только ответ цепочки, "
+                               "ничего не сохраняется.")
     def create(self, request: Request) -> Response:
         serializer = AskSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

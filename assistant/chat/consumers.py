@@ -35,7 +35,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from redis.exceptions import RedisError
 
 from assistant.bots.models import Bot
-from assistant.chat import access, frames, leads, ratelimit, replies, selectors, services
+from assistant.chat import access, frames, leads, ratelimit, replies, selectors, services, visits
 from assistant.chat.events import conversation_group
 from assistant.chat.exceptions import DATABASE_AWAY, ChatError, HelloRequired, ServerError, TooManySockets, Unavailable
 from assistant.chat.models import Conversation, Message
@@ -123,6 +123,8 @@ class ChatConsumer(DbThreadsConsumer):
     counted = False  # this socket counts against its address's cap (CHAT_MAX_SOCKETS_IP)
     socket_id = ""
     resumed: int | None = None  # the visitor message answered right after welcome (a resend gets its ack only)
+    visitor_id: str | None = None  # from `hello`, or from a `page` frame sent before it
+    page_url = ""
 
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
@@ -261,6 +263,10 @@ class ChatConsumer(DbThreadsConsumer):
             await self._button(frame)
         elif isinstance(frame, frames.LeadFrame):
             await self._lead(frame)
+        elif isinstance(frame, frames.Page):
+            await self._page(frame)
+        elif isinstance(frame, frames.InviteShown):
+            await self._invite_shown(frame)
 
     def _conversation(self) -> Conversation:
         if self.conversation is None:
@@ -276,6 +282,7 @@ class ChatConsumer(DbThreadsConsumer):
         # One Bot instance per socket, the one just read with the conversation: thousands of idle
         # sockets each holding two copies of the same row add up.
         self.bot, self.conversation = conversation.bot, conversation
+        self.visitor_id = conversation.visitor_id
         await self._join_group(conversation.pk)
         await self._send({
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
@@ -386,6 +393,29 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({"type": "lead_saved", "lead_id": lead.pk})
         for message in notes:
             await self._send({"type": "message", "message": frames.message_json(message)})
+
+    async def _page(self, frame: frames.Page) -> None:
+        """Where the visitor is: before `hello` the frame names the visitor (a widget that is not
+        open yet reports pages too), after it the conversation's visitor is the one."""
+        assert self.bot is not None
+        visitor_id = self.conversation.visitor_id if self.conversation is not None else frame.visitor_id
+        if not visitor_id:
+            raise HelloRequired()
+        self.visitor_id, self.page_url = visitor_id, frame.url
+        invite = await _db(visits.page_report)(
+            bot=self.bot, visitor_id=visitor_id, page=frame, ip=self.ip, conversation=self.conversation,
+            user_agent=(access.header(self.scope, b"user-agent") or "")[:500],
+        )
+        await ratelimit.socket_seen(ip=self.ip, socket_id=self.socket_id)
+        if invite is not None:
+            await self._send(invite)
+
+    async def _invite_shown(self, frame: frames.InviteShown) -> None:
+        assert self.bot is not None
+        if not self.visitor_id:
+            raise HelloRequired()
+        await _db(visits.invite_shown)(bot=self.bot, visitor_id=self.visitor_id, rule_id=frame.rule,
+                                       page_url=self.page_url)
 
     async def _join_group(self, conversation_id: int) -> None:
         group = conversation_group(conversation_id)

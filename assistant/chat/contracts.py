@@ -1,5 +1,6 @@
 """JSON shapes of a bot reply that other programs rely on: `manage.py ask --json` prints it and the
 REST API's ask/ returns it. Exactly the keys text, links [{url, title}], buttons [{id, label}],
+cards [{id, name, price, old_price, currency, price_text, old_price_text, available, url, picture}],
 intent, source (entry id or null), flags {low_confidence, unanswered, friction, escalation},
 timings {rules, search, llm, total} in ms. Add keys only with care: scripts compare them."""
 
@@ -9,6 +10,7 @@ from typing import Any, Final
 
 from assistant.chat.models import Message
 from assistant.chat.pipeline import Reply
+from assistant.chat.products import card_json
 
 FLAG_NAMES: Final = ("low_confidence", "unanswered", "friction", "escalation")
 
@@ -18,6 +20,7 @@ def reply_json(reply: Message) -> dict[str, Any]:
         "text": reply.text,
         "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in reply.links],
         "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in reply.buttons],
+        "cards": [card_json(card) for card in reply.cards or []],
         "intent": reply.intent,
         "source": reply.source_entry_id,
         "flags": {name: reply.flag(name) for name in FLAG_NAMES},
@@ -33,6 +36,7 @@ def chain_reply_json(reply: Reply) -> dict[str, Any]:
         "text": reply.text,
         "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in reply.links],
         "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in reply.buttons],
+        "cards": [card_json(card) for card in reply.cards],
         "intent": reply.intent[:32],
         "source": reply.source_entry_id,
         "flags": {name: bool(reply.flags.get(name)) for name in FLAG_NAMES},

@@ -16,6 +16,7 @@ from assistant.bots.models import Bot
 from assistant.chat import replies
 from assistant.chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
 from assistant.chat.models import Conversation, Message
+from assistant.chat.products import card_json
 from assistant.chat.replies import OPERATOR_BUTTON_ID
 
 MAX_ID_CHARS: Final = 64
@@ -71,7 +72,24 @@ class LeadFrame:
     form: LeadForm
 
 
-ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame
+@dataclass(frozen=True)
+class Page:
+    """Where the visitor is (on load and on every navigation): an http(s) address, the page's
+    title and where they came from. `visitor_id` is needed only before `hello`."""
+
+    visitor_id: str | None
+    url: str
+    title: str
+    referrer: str
+
+
+@dataclass(frozen=True)
+class InviteShown:
+    rule: int
+
+
+ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame | Page | InviteShown
+MAX_TITLE_CHARS: Final = 300
 
 
 def field_str(data: dict[str, Any], name: str, *, max_chars: int | None = None) -> str:
@@ -116,6 +134,33 @@ def _hello(data: dict[str, Any]) -> Hello:
     )
 
 
+def _http_url(data: dict[str, Any], name: str, *, required: bool) -> str:
+    """An http(s) address of at most MAX_URL_CHARS, no spaces or control characters ("" when optional
+    and absent or empty)."""
+    value = data.get(name)
+    if not required and value in (None, ""):
+        return ""
+    if (not isinstance(value, str) or not 0 < len(value) <= MAX_URL_CHARS or NOT_AN_ID.search(value)
+            or not value.lower().startswith(("http://", "https://"))):
+        raise BadFrame(field=name)
+    return value
+
+
+def _page(data: dict[str, Any]) -> Page:
+    visitor_id = data.get("visitor_id")
+    if visitor_id is not None:
+        visitor_id = field_str(data, "visitor_id", max_chars=MAX_ID_CHARS)
+    title = _optional_str(data, "title", max_chars=MAX_TITLE_CHARS)
+    return Page(visitor_id, _http_url(data, "url", required=True), " ".join(title.split()),
+                _http_url(data, "referrer", required=False))
+
+
+def _invite_shown(data: dict[str, Any]) -> InviteShown:
+    rule = field_int(data, "rule")
+    assert rule is not None
+    return InviteShown(rule)
+
+
 def _lead(data: dict[str, Any]) -> LeadFrame:
     consent = data.get("consent")
     if not isinstance(consent, bool):
@@ -154,6 +199,8 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], ClientFrame]]] = {
     "button": _button,
     "lead": _lead,
     "ping": lambda _data: Ping(),
+    "page": _page,
+    "invite_shown": _invite_shown,
 }
 
 
@@ -193,6 +240,7 @@ def message_json(message: Message) -> dict[str, Any]:
         "text": message.text,
         "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in message.links or []],
         "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in message.buttons or []],
+        "cards": [card_json(card) for card in message.cards or []],
         "rating": message.rating,
         "created_at": message.created_at.isoformat(),
         "client_msg_id": message.client_msg_id,
@@ -227,6 +275,7 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
             "id": conversation.visitor_id, "name": conversation.visitor_name, "contact": conversation.visitor_contact,
         },
         "page_url": conversation.page_url,
+        "page_title": conversation.page_title,
         "waiting_since": conversation.waiting_since.isoformat() if conversation.waiting_since else None,
         "assigned_to": {"id": operator.pk, "name": display_name(operator)} if operator is not None else None,
         "last_message": message_json(last_message) if last_message is not None else None,
@@ -235,7 +284,7 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
 
 
 FRAME_TYPES: Final = {Hello: "hello", SendMessage: "message", Rate: "rate", Button: "button", Ping: "ping",
-                       LeadFrame: "lead"}
+                       LeadFrame: "lead", Page: "page", InviteShown: "invite_shown"}
 
 
 def error_frame(

@@ -43,6 +43,7 @@ class Conversation(models.Model):
     outcome = models.CharField(_("итог"), max_length=64, blank=True)
     last_ip = models.GenericIPAddressField(_("последний IP"), null=True, blank=True)
     page_url = models.CharField(_("страница посетителя"), max_length=500, blank=True)
+    page_title = models.CharField(_("заголовок страницы"), max_length=300, blank=True)
     visitor_name = models.CharField(_("имя посетителя"), max_length=200, blank=True)
     visitor_contact = models.CharField(_("контакт посетителя"), max_length=254, blank=True)
     assigned_to = models.ForeignKey(
@@ -109,6 +110,9 @@ class Message(models.Model):
     confidence = models.FloatField(_("уверенность"), null=True, blank=True)
     links = models.JSONField(_("ссылки"), default=list, blank=True)
     buttons = models.JSONField(_("кнопки"), default=list, blank=True)
+    # Product cards under a bot answer: every price and availability copied from the catalog row by
+    # code (commerce.products.card), never from a model's text.
+    cards = models.JSONField(_("карточки товаров"), default=list, blank=True)
     rating = models.SmallIntegerField(_("оценка"), default=0, choices=[(-1, "👎"), (0, "—"), (1, "👍")])
     client_msg_id = models.CharField(max_length=64, blank=True)
     reply_to = models.ForeignKey(

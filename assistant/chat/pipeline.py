@@ -43,7 +43,7 @@ from django.conf import settings
 from assistant.behavior import hours
 from assistant.behavior.intents import Intent, classify
 from assistant.bots.models import Bot
-from assistant.chat import asked, checks, excerpts, orders, prompt, replies
+from assistant.chat import asked, checks, excerpts, orders, products, prompt, replies
 from assistant.llm import budget, journal
 from assistant.llm.base import LLMRequest, LLMResult, Provider
 from assistant.llm.models import RunEvent
@@ -81,6 +81,7 @@ class Reply:
     timings: dict[str, float]  # ms: rules, search, llm, total
     state: str | None = None  # e.g. "waiting_operator"
     llm_meta: dict[str, Any] = field(default_factory=dict)
+    cards: list[dict[str, Any]] = field(default_factory=list)  # product cards, from catalog rows (chat/products.py)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class ModelAnswer:
     source: int
     answer: str
     fixed: str
+    product_query: str = ""
 
     @classmethod
     def of(cls, result: LLMResult) -> ModelAnswer | None:
@@ -99,7 +101,7 @@ class ModelAnswer:
             return None
         data = result.data
         return cls(intent=data["intent"], source=data["source"], answer=data["answer"].strip(),
-                   fixed=data["fixed"].strip())
+                   fixed=data["fixed"].strip(), product_query=data["product_query"].strip())
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,10 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
             raised = raised and _finish(turn, raised, meta | {"route": "model_intent"})
         assert raised is not None
         return raised
+    # Products: cards from the catalog rows (chat/products.py); the model may only introduce them.
+    offered = _products(turn, text, intent.name, found, ai, meta)
+    if offered is not None:
+        return offered
     # 1. A valid source number and an answer: the answer, with the link of THAT entry, if that entry
     #    gives every fact of it; otherwise the entry's own words, never the model's.
     if ai and ai.answer and 0 <= ai.source < len(found.sources):
@@ -294,6 +300,24 @@ def _order(turn: Turn, text: str, intent: str, meta: dict[str, Any] | None = Non
     reply = _canned("order", said.text)
     reply.links, reply.buttons = said.links, said.buttons
     return _finish(turn, reply, {**(meta or {}), "route": "order", **said.meta})
+
+
+def _products(
+    turn: Turn, text: str, intent: str, found: Found, ai: ModelAnswer | None, meta: dict[str, Any]
+) -> Reply | None:
+    """The product route as a Reply: cards copied from the catalog, or the honest no-match."""
+    cited = found.sources[ai.source] if ai and 0 <= ai.source < len(found.sources) else None
+    view = products.ModelView(ai.intent, ai.answer, ai.product_query, cited) if ai else None
+    said = products.product_answer(bot=turn.bot, text=text, intent=intent, model=view, language=turn.language)
+    if said is None:
+        return None
+    if said.blocked is not None:
+        _journal_block(turn, said.blocked, checked="cards")
+    reply = _reply(turn.bot, "product", found, text=said.text)
+    reply.cards, reply.links, reply.buttons = said.cards, said.links, said.buttons
+    reply.flags["unanswered"] = said.unanswered
+    reply.flags["low_confidence"] = False  # the cards are the catalog's own rows, not a guess from pages
+    return _finish(turn, reply, meta | {"route": "product", **said.meta})
 
 
 def _search(turn: Turn, text: str) -> Found:

@@ -76,6 +76,7 @@ KINDS: Final = {
     "rating": Kind("rating", "CHAT_RATE_RATINGS_VISITOR", "CHAT_RATE_RATINGS_IP", "ratings"),
     "lead": Kind("lead", "CHAT_RATE_LEADS_VISITOR", "CHAT_RATE_LEADS_IP", "leads"),
     "order": Kind("order", "CHAT_RATE_ORDERS_VISITOR", "CHAT_RATE_ORDERS_IP", "orders"),
+    "page": Kind("page", "CHAT_RATE_PAGES_VISITOR", "CHAT_RATE_PAGES_IP", "pages"),
 }
 
 

@@ -123,6 +123,19 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "назовите ему номер заказа."
         ),
         "error_rate_limited_orders": "Слишком много проверок заказов подряд. Подождите {seconds} с и попробуйте снова.",
+        "error_rate_limited_pages": "Слишком много переходов подряд. Подождите {seconds} с.",
+        "products_found": "Вот что нашлось в каталоге{filters}:",
+        "products_none": (
+            "В каталоге не нашлось подходящего товара{filters}. Уточните, что ищете, или спросите оператора."
+        ),
+        "products_none_category": (
+            "В каталоге не нашлось подходящего товара{filters}. Посмотрите раздел «{category}» — ссылка ниже."
+        ),
+        "products_under": "до {high}",
+        "products_over": "от {low}",
+        "products_between": "от {low} до {high}",
+        "products_in_stock": "в наличии",
+        "products_out": "нет в наличии",
     },
     "en": {
         "whoami": (
@@ -219,6 +232,20 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "give them the order number."
         ),
         "error_rate_limited_orders": "Too many order checks in a row. Please wait {seconds} s and try again.",
+        "error_rate_limited_pages": "Too many page views in a row. Please wait {seconds} s.",
+        "products_found": "Here is what the catalogue has{filters}:",
+        "products_none": (
+            "The catalogue has nothing that fits{filters}. Tell me more about what you are looking for, "
+            "or ask an operator."
+        ),
+        "products_none_category": (
+            "The catalogue has nothing that fits{filters}. Have a look at the «{category}» section: the link is below."
+        ),
+        "products_under": "up to {high}",
+        "products_over": "from {low}",
+        "products_between": "from {low} to {high}",
+        "products_in_stock": "in stock",
+        "products_out": "out of stock",
     },
 }
 

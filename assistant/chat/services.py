@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from assistant.behavior import escalation, hours
+from assistant.behavior import escalation, hours, invitations
 from assistant.behavior.intents import classify
 from assistant.bots.models import Bot
 from assistant.chat import (
@@ -173,6 +173,9 @@ def message_take(
         flags = _friction_flags(recent, text)
         if not current.bot_answers:
             flags["to_operator"] = True
+        if not any(m.role == Role.VISITOR for m in recent):  # the visitor's first word: an invitation converts
+            invitations.invitation_convert(bot_id=current.bot_id, visitor_id=current.visitor_id,
+                                           conversation_id=current.pk)
         message = Message.objects.create(
             conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
             client_msg_id=client_msg_id, flags=flags, intent=(ruled.intent if ruled is not None else intent)[:32],
@@ -290,7 +293,7 @@ def _bot_message(conversation: Conversation, visitor_message: Message, reply: pi
     return Message(
         conversation=conversation, bot_id=conversation.bot_id, role=Role.BOT, text=reply.text,
         intent=reply.intent[:32], sources=reply.sources, source_entry_id=reply.source_entry_id,
-        confidence=reply.confidence, links=reply.links, buttons=reply.buttons,
+        confidence=reply.confidence, links=reply.links, buttons=reply.buttons, cards=reply.cards,
         flags={k: True for k, v in reply.flags.items() if v}, reply_to=visitor_message,
         llm_meta={**reply.llm_meta, "timings": reply.timings},
     )

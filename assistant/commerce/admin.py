@@ -156,22 +156,30 @@ class CatalogUploadForm(forms.Form):
     feed = forms.FileField(label=_("Файл фида"), required=False, help_text=_("YML (.xml) или CSV"))
     url = forms.URLField(label=_("Или адрес фида"), required=False, assume_scheme="https",
                          help_text=_("Например https://shop.example/market.xml"))
+    every_hours = forms.IntegerField(
+        label=_("Обновлять каждые, ч"), required=False, min_value=1, max_value=24 * 365,
+        help_text=_("Только для фида по адресу: он будет загружаться заново сам, с подсчётом добавленных, "
+                    "изменённых и удалённых товаров. Пусто — только вручную."),
+    )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if not cleaned.get("feed") and not cleaned.get("url") and not self.errors:
             raise ValidationError(_("Выберите файл или укажите адрес фида."))
+        if cleaned.get("every_hours") and (cleaned.get("feed") or not cleaned.get("url")):
+            self.add_error("every_hours", _("По расписанию обновляется только фид по адресу, не загруженный файл."))
         return cleaned
 
 
 @admin.register(CatalogImport)
 class CatalogImportAdmin(BotScopedAdmin):
     change_list_template = "admin/commerce/catalogimport/change_list.html"
-    list_display = ("created_at", "bot", "source", "status", "added", "changed", "removed", "skipped", "message")
+    list_display = ("created_at", "bot", "source", "status", "added", "changed", "removed", "skipped", "scheduled",
+                    "message")
     list_select_related = ("bot", "source")
     list_filter = ("status", "bot")
-    readonly_fields = ("bot", "source", "status", "added", "changed", "removed", "skipped", "message", "problems",
-                       "duration_ms", "created_at")
+    readonly_fields = ("bot", "source", "status", "added", "changed", "removed", "skipped", "scheduled", "message",
+                       "problems", "duration_ms", "created_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -204,6 +212,7 @@ class CatalogImportAdmin(BotScopedAdmin):
                         imported = catalog.catalog_import_bytes(bot=bot, data=upload.read(), name=upload.name)
                 else:
                     imported = catalog.catalog_import_url(bot=bot, url=str(url))
+                    catalog.catalog_schedule(source=imported.source, every_hours=form.cleaned_data.get("every_hours"))
             except feeds.FeedError as exc:
                 form.add_error("url", str(exc))
                 imported = None

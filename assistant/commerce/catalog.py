@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery
+from django.db.models.functions import Now
 
 from assistant.bots.models import Bot
 from assistant.commerce import feeds, products
+from assistant.commerce.embedding import offers_embedding_request
 from assistant.commerce.models import CatalogImport, CatalogOffer
 from knowledge import http
+from knowledge.exceptions import SourceInvalid
 from knowledge.models import Source
-from knowledge.services import source_get_or_create
+from knowledge.services import source_get_or_create, source_schedule
 
 
 @dataclass(frozen=True)
@@ -35,27 +40,27 @@ class Imported:
     source: Source
 
 
-def catalog_import_bytes(*, bot: Bot, data: bytes, name: str, url: str = "") -> Imported:
+def catalog_import_bytes(*, bot: Bot, data: bytes, name: str, url: str = "", scheduled: bool = False) -> Imported:
     """Import a feed's bytes (an upload, a file, a download). Never raises for a bad feed: the
     returned run says FAILED and why."""
     started = time.perf_counter()
     source = _source(bot, url=url, name=name)
     if len(data) > settings.CATALOG_MAX_BYTES:
-        return _failed(bot, source, started, f"фид больше {http.format_size(settings.CATALOG_MAX_BYTES)}")
+        return _failed(bot, source, started, f"фид больше {http.format_size(settings.CATALOG_MAX_BYTES)}", scheduled)
     try:
         parsed = feeds.parse_feed(data, name=name or url)
     except feeds.FeedError as exc:
-        return _failed(bot, source, started, str(exc))
+        return _failed(bot, source, started, str(exc), scheduled)
     added, changed, removed = _store(bot, source, parsed.offers)
     run = CatalogImport.objects.create(
         bot=bot, source=source, status=CatalogImport.Status.DONE, added=added, changed=changed, removed=removed,
-        skipped=parsed.skipped, problems=parsed.problems, duration_ms=_ms(started),
+        skipped=parsed.skipped, problems=parsed.problems, duration_ms=_ms(started), scheduled=scheduled,
         message=f"товаров в фиде: {len(parsed.offers)}",
     )
     return Imported(run, source)
 
 
-def catalog_import_url(*, bot: Bot, url: str) -> Imported:
+def catalog_import_url(*, bot: Bot, url: str, scheduled: bool = False) -> Imported:
     started = time.perf_counter()
     try:
         source = _source(bot, url=url, name="")
@@ -65,10 +70,32 @@ def catalog_import_url(*, bot: Bot, url: str) -> Imported:
         with http.SafeClient(max_bytes=settings.CATALOG_MAX_BYTES) as client:
             response = client.get(url)
     except http.FetchError as exc:
-        return _failed(bot, source, started, exc.reason)
+        return _failed(bot, source, started, exc.reason, scheduled)
     if response.status != 200:
-        return _failed(bot, source, started, f"сервер ответил {response.status}")
-    return catalog_import_bytes(bot=bot, data=response.body, name=Path(url).name, url=url)
+        return _failed(bot, source, started, f"сервер ответил {response.status}", scheduled)
+    return catalog_import_bytes(bot=bot, data=response.body, name=Path(url).name, url=url, scheduled=scheduled)
+
+
+def catalog_schedule(*, source: Source, every_hours: int | None) -> Source:
+    """Refresh a feed by its address every `every_hours` (None: only by hand). An uploaded file
+    has no address to fetch again."""
+    if every_hours is not None and not source.url:
+        raise feeds.FeedError("обновлять по расписанию можно только фид по адресу, не загруженный файл")
+    try:
+        return source_schedule(source=source, recrawl_hours=every_hours)
+    except SourceInvalid as exc:
+        raise feeds.FeedError(str(exc)) from exc
+
+
+def catalogs_due() -> list[Source]:
+    """Catalog feeds with an address and a schedule whose last import is older than it."""
+    period = ExpressionWrapper(F("recrawl_hours") * timedelta(hours=1), output_field=DurationField())
+    last = CatalogImport.objects.filter(source=OuterRef("pk")).order_by("-created_at").values("created_at")[:1]
+    return list(
+        Source.objects.filter(kind=Source.Kind.CATALOG, recrawl_hours__isnull=False).exclude(url="")
+        .annotate(last_import=Subquery(last)).filter(Q(last_import__isnull=True) | Q(last_import__lt=Now() - period))
+        .select_related("bot")
+    )
 
 
 def catalog_import_file(*, bot: Bot, path: Path) -> Imported:
@@ -107,11 +134,13 @@ def _store(bot: Bot, source: Source, offers: list[feeds.OfferDraft]) -> tuple[in
         if gone:
             CatalogOffer.objects.filter(source=source, offer_id__in=gone).delete()
         transaction.on_commit(lambda: cache.delete(products.facets_key(bot.pk)))
+        if fresh or updated:
+            offers_embedding_request(bot_id=bot.pk)  # queued after commit, never awaited
     return len(fresh), len(updated), len(gone)
 
 
 _FIELDS = ["name", "price", "old_price", "currency", "available", "url", "picture", "category", "vendor",
-           "description", "params", "content_hash"]
+           "description", "params", "content_hash", "embedding", "embedding_model"]  # a changed offer's vector goes
 
 
 def _row(bot: Bot, source: Source, draft: feeds.OfferDraft, digest: str) -> CatalogOffer:
@@ -123,9 +152,9 @@ def _row(bot: Bot, source: Source, draft: feeds.OfferDraft, digest: str) -> Cata
     )
 
 
-def _failed(bot: Bot, source: Source, started: float, reason: str) -> Imported:
+def _failed(bot: Bot, source: Source, started: float, reason: str, scheduled: bool = False) -> Imported:
     run = CatalogImport.objects.create(bot=bot, source=source, status=CatalogImport.Status.FAILED,
-                                       message=reason[:500], duration_ms=_ms(started))
+                                       message=reason[:500], duration_ms=_ms(started), scheduled=scheduled)
     return Imported(run, source)
 
 

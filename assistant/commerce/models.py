@@ -13,6 +13,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from pgvector.django import VectorField
 
 from assistant.bots.models import Bot
 
@@ -130,6 +131,10 @@ class CatalogOffer(models.Model):
     description = models.TextField(_("описание"), blank=True)
     params = models.JSONField(_("характеристики"), default=dict, blank=True)
     content_hash = models.CharField(max_length=64)
+    # Search by meaning (commerce/embedding.py): no fixed dimension, like knowledge.Entry.embedding;
+    # cleared whenever the offer changes, filled behind the import on the embed queue.
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=64, blank=True)
     # Name first (A), then vendor and category (B), then the description (C): products.py ranks by it.
     search_vector = models.GeneratedField(
         expression=models.Func(
@@ -170,6 +175,7 @@ class CatalogImport(models.Model):
     changed = models.PositiveIntegerField(_("изменено"), default=0)
     removed = models.PositiveIntegerField(_("удалено"), default=0)
     skipped = models.PositiveIntegerField(_("пропущено"), default=0)
+    scheduled = models.BooleanField(_("по расписанию"), default=False)
     message = models.CharField(_("сообщение"), max_length=500, blank=True)
     problems = models.JSONField(_("замечания"), default=list, blank=True)  # first few skipped offers, with reasons
     duration_ms = models.FloatField(_("время, мс"), default=0.0)

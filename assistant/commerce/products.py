@@ -1,31 +1,37 @@
 """Product search over a bot's catalog: the offers for a question, with the filters the code reads
 from it (never a model): a price range («до 15 000», «от 3 тысяч», «от 2 до 5 тыс.»), in stock
 («в наличии»), a vendor and a category named in the question. The rest of the question is
-matched by words (PostgreSQL full-text, 'russian', any word; name counts most).
+matched by words (PostgreSQL full-text, 'russian', any word; name counts most), then by meaning.
 
 What must stay true:
 - Every price, old price and availability returned is the offer row's own, as the feed said it.
 - A filter is applied only when the question says it; the filters that were applied come back
   with the hits, so a reply (and a person reading the log) can say why these offers.
-- Two queries at most: the bot's vendors and categories (cached; an import drops the cache after
-  commit), the search; nothing per offer.
+- Three queries at most: the bot's vendors and categories (cached; an import drops the cache after
+  commit), the search by words, and by meaning only when the words found fewer than asked
+  (offer embeddings, commerce/embedding.py); nothing per offer.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
+from django.db import connection, transaction
 from django.db.models import F, Q
+from django.db.models.expressions import RawSQL
 
 from assistant.bots.models import Bot
 from assistant.commerce.models import CatalogOffer
+from knowledge.embeddings import DIMENSIONS, get_embedder
+from knowledge.search import rescale_cosine
 
 _NUMBER: Final = r"(\d[\d\s\u00a0]{0,12}(?:[.,]\d{1,2})?)\s*(тыс\w*\.?|т\.|к\b|k\b|млн\w*)?"
 _CURRENCY: Final = r"(?:\s*(?:₽|руб\w*\.?|р\.))?"
@@ -99,16 +105,26 @@ def facets_key(bot_id: int) -> str:
     return f"commerce:facets:{bot_id}"
 
 
-def facets(bot: Bot) -> tuple[list[str], list[str]]:
-    """The bot's vendor and category names (what a question may name), from the cache or one query."""
+def _facets(bot: Bot) -> tuple[list[str], list[str], bool]:
     cached = cache.get(facets_key(bot.pk))
-    if cached is not None:
-        return cached[0], cached[1]
+    if cached is not None and len(cached) == 3:
+        return cached[0], cached[1], cached[2]
     pairs = list(CatalogOffer.objects.filter(bot=bot).order_by().values_list("vendor", "category").distinct())
     vendors = sorted({v for v, _c in pairs if v})
     categories = sorted({c for _v, c in pairs if c})
-    cache.set(facets_key(bot.pk), (vendors, categories), FACETS_SECONDS)
+    cache.set(facets_key(bot.pk), (vendors, categories, bool(pairs)), FACETS_SECONDS)
+    return vendors, categories, bool(pairs)
+
+
+def facets(bot: Bot) -> tuple[list[str], list[str]]:
+    """The bot's vendor and category names (what a question may name), from the cache or one query."""
+    vendors, categories, _any = _facets(bot)
     return vendors, categories
+
+
+def has_catalog(bot: Bot) -> bool:
+    """Whether the bot has any offer at all (cached with the facets: no query on most turns)."""
+    return _facets(bot)[2]
 
 
 def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Filters:
@@ -136,10 +152,18 @@ def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Fil
     return Filters(price_min, price_max, in_stock, named_vendors, named_categories, words[:12])
 
 
-def product_search(*, bot: Bot, text: str, k: int = 3) -> Found:
-    """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches)."""
+def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found:
+    """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches).
+    `query` (the model's `product_query`) adds words, vendors and categories to look for; the price
+    range and «в наличии» are read from the visitor's `text` alone, never from a model."""
     vendors, categories = facets(bot)
     filters = read_filters(text, vendors=vendors, categories=categories)
+    if query.strip():
+        extra = read_filters(query, vendors=vendors, categories=categories)
+        filters = replace(
+            filters, vendors=_union(filters.vendors, extra.vendors),
+            categories=_union(filters.categories, extra.categories), words=_union(filters.words, extra.words)[:12],
+        )
     scope = Q(bot=bot)
     if filters.price_min is not None:
         scope &= Q(price__gte=filters.price_min)
@@ -154,20 +178,82 @@ def product_search(*, bot: Bot, text: str, k: int = 3) -> Found:
     words = [w for w in filters.words if not any(w in v.casefold() for v in filters.vendors)]
     queryset = CatalogOffer.objects.filter(scope)
     if words and not filters.categories:
-        query = SearchQuery(words[0], config="russian", search_type="plain")
+        matched = SearchQuery(words[0], config="russian", search_type="plain")
         for word in words[1:]:
-            query |= SearchQuery(word, config="russian", search_type="plain")
-        queryset = queryset.filter(search_vector=query).annotate(rank=SearchRank(F("search_vector"), query))
+            matched |= SearchQuery(word, config="russian", search_type="plain")
+        queryset = queryset.filter(search_vector=matched).annotate(rank=SearchRank(F("search_vector"), matched))
         queryset = queryset.order_by("-rank", "price", "id")
     elif not (filters.applied() or words):
         return Found([], filters)  # nothing to go by: no offers rather than arbitrary ones
     else:
         queryset = queryset.order_by("-available", "price", "id")
-    offers = list(queryset.defer("description", "params", "content_hash")[:k])
+    offers = list(queryset.defer(*_UNSHOWN)[:k])
+    if len(offers) < k and words and not filters.categories:  # the words' meaning finds the rest
+        offers += _by_meaning(scope, query.strip() or text, exclude=[offer.pk for offer in offers], k=k - len(offers))
     nearest = ""
     if not offers:
         nearest = next((c for c in categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
     return Found(offers, filters, nearest)
+
+
+def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*first, *second)))
+
+
+def category_link(*, bot: Bot, category: str) -> str:
+    """A page for a category: the longest path all its offers' pages share (their listing, as a
+    shop's URLs usually go: /catalog/vacuums/v1/ and /catalog/vacuums/v2/ → /catalog/vacuums/;
+    offers that all point at one listing, /catalog/home/#vacuums, give that page), on the offers'
+    own site; "" when they share none (the caller falls back to the bot's site)."""
+    urls = list(
+        CatalogOffer.objects.filter(bot=bot, category=category).exclude(url="").order_by("id")
+        .values_list("url", flat=True)[:200]
+    )
+    parts = [urlsplit(url) for url in urls if url.startswith(("http://", "https://"))]
+    if not parts or len({(p.scheme, p.netloc) for p in parts}) != 1:
+        return ""
+    paths = [[segment for segment in p.path.split("/") if segment] for p in parts]
+    common: list[str] = []
+    for segments in zip(*paths, strict=False):
+        if len(set(segments)) != 1:
+            break
+        common.append(segments[0])
+    if not common:
+        return ""
+    return f"{parts[0].scheme}://{parts[0].netloc}/{'/'.join(common)}/"
+
+
+_UNSHOWN: Final = ("description", "params", "content_hash", "embedding")
+MEANING_EF: Final = 40  # HNSW candidates per step of the iterative scan (k is 3 at most)
+MEANING_SCAN_TUPLES: Final = 20000  # how far the scan may go past refused rows before it gives up
+MEANING_FLOOR: Final = 0.68  # rescaled cosine an offer needs to count as meant: e5-small is a weak judge of
+# Russian product names (on the demo feed «трековые светильники» reaches 0.65 on a kettle), so only close ones count
+
+
+def _by_meaning(scope: Q, text: str, *, exclude: list[int], k: int) -> list[CatalogOffer]:
+    """The offers nearest to `text` by the embedding model (commerce/embedding.py), among those the
+    filters allow and that are embedded with the current model; only close enough ones. The
+    question's own vector: in the chain the entries search has just embedded it (cached).
+
+    Ordered by the expression of the model's partial HNSW index (migration 0004: half precision,
+    the model key inlined as the index predicate), with an iterative scan: the index goes on past
+    other bots' offers and the ones the filters refuse until k rows pass, or it has read
+    MEANING_SCAN_TUPLES; relaxed order, so the rows are sorted again here."""
+    embedder = get_embedder()
+    key, dim = embedder.key, DIMENSIONS[embedder.key]
+    vector = embedder.query(text[:1000])
+    literal = "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
+    distance = RawSQL(f"(embedding::halfvec({dim}) <=> %s::halfvec({dim}))", [literal])  # noqa: S611 - our own dim
+    queryset = (
+        CatalogOffer.objects.filter(scope, embedding_model=key).exclude(pk__in=exclude)
+        .annotate(distance=distance).order_by("distance").defer(*_UNSHOWN)[:k]
+    )
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {MEANING_EF}; "
+                       f"SET LOCAL hnsw.max_scan_tuples = {MEANING_SCAN_TUPLES}")
+        rows = list(queryset)
+    rows.sort(key=lambda row: (float(row.distance), row.price, row.pk))
+    return [row for row in rows if rescale_cosine(1 - float(row.distance), key) >= MEANING_FLOOR]
 
 
 def card(offer: CatalogOffer) -> dict[str, Any]:

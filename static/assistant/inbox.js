@@ -293,6 +293,23 @@
     head.appendChild(time);
     item.append(head, el("div", "bubble", m.text || ""));
     if (unanswered) item.appendChild(el("span", "msg-flag", T.unanswered));
+    // Product cards as the visitor got them (values from the shop's feed), one line each.
+    (Array.isArray(m.cards) ? m.cards : []).forEach((c) => {
+      if (!c || typeof c !== "object") return;
+      const line = el("span", "msg-src msg-card", (T.card || "") + ": ");
+      const name = String(c.name || "");
+      if (typeof c.url === "string" && /^https?:\/\//i.test(c.url)) {
+        const a = el("a", null, name);
+        a.href = c.url;
+        a.target = "_blank";
+        a.rel = "noopener";
+        line.appendChild(a);
+      } else {
+        line.appendChild(document.createTextNode(name));
+      }
+      line.appendChild(document.createTextNode(" — " + String(c.price_text || "") + (c.available ? "" : " (" + (T.out_of_stock || "") + ")")));
+      item.appendChild(line);
+    });
     (Array.isArray(m.links) ? m.links : []).forEach((link) => {
       if (!link || typeof link.url !== "string") return;
       const line = el("span", "msg-src", T.source + ": ");
@@ -338,6 +355,16 @@
       ui.stateBadge.className = "badge state-" + c.state;
     }
     if (ui.holder) ui.holder.textContent = c.assigned_to ? fmt(T.holder, { name: c.assigned_to.name }) : "";
+    // The visitor's current page, as the widget last reported it.
+    const pageLine = document.getElementById("visitor-page-line");
+    const pageLink = document.getElementById("visitor-page");
+    if (pageLine && pageLink && typeof c.page_url === "string" && /^https?:\/\//i.test(c.page_url)) {
+      pageLink.href = c.page_url;
+      pageLink.title = c.page_url;
+      const label = String(c.page_title || c.page_url);
+      pageLink.textContent = label.length > 70 ? label.slice(0, 69) + "…" : label;
+      pageLine.hidden = false;
+    }
     const show = {
       take: c.state === "waiting_operator" || c.state === "bot",
       release: c.state === "waiting_operator" || c.state === "operator",

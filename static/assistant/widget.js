@@ -43,6 +43,9 @@
   // Errors that can only answer a "message" frame (instead of its ack), even when unnamed.
   const MESSAGE_ERRORS = ["rate_limited", "too_large", "too_long", "empty", "closed"];
   const SERVER_ERROR_RETRIES = 2;
+  // Frames that may go before the welcome: the chat's hello, and where the visitor is.
+  const BEFORE_HELLO = ["hello", "page", "invite_shown", "ping"];
+  const NAV_CHECK_MS = 1000; // how often the address is compared (single-page shops navigate without a load)
 
   const TEXTS = {
     ru: {
@@ -59,6 +62,8 @@
       lead_email: "E-mail", lead_question: "Вопрос", lead_policy: "Политика обработки персональных данных",
       lead_send: "Отправить", lead_cancel: "Отмена", lead_need_contact: "Укажите телефон или e-mail.",
       lead_need_consent: "Без согласия мы не можем сохранить контакт.", lead_sending: "Отправляем…",
+      cards: "Товары", in_stock: "В наличии", out_of_stock: "Нет в наличии", old_price: "Старая цена: ",
+      price: "Цена: ", invite_close: "Закрыть приглашение", invite_open: "Открыть чат: ",
       err: {
         rate_limited: "Слишком много сообщений, подождите {n} с",
         too_large: "Сообщение слишком длинное, сократите его.",
@@ -88,6 +93,8 @@
       lead_email: "E-mail", lead_question: "Question", lead_policy: "Personal data policy",
       lead_send: "Send", lead_cancel: "Cancel", lead_need_contact: "Please give a phone number or an e-mail.",
       lead_need_consent: "We cannot keep your contact without your consent.", lead_sending: "Sending…",
+      cards: "Products", in_stock: "In stock", out_of_stock: "Out of stock", old_price: "Old price: ",
+      price: "Price: ", invite_close: "Close the invitation", invite_open: "Open the chat: ",
       err: {
         rate_limited: "Too many messages, please wait {n} s",
         too_large: "The message is too long, please shorten it.",
@@ -158,6 +165,22 @@ button{font:inherit;color:inherit;cursor:pointer}
 .reply{padding:7px 12px;border:1px solid var(--accent);border-radius:18px;background:#fff;color:var(--accent);font-size:14px}
 .reply:hover:not(:disabled){background:#eef3fd}
 .reply:disabled{opacity:.55;cursor:default}
+.cards{list-style:none;margin:6px 0 0;padding:0;display:flex;flex-direction:column;gap:6px;width:100%}
+.card{display:flex;gap:10px;align-items:flex-start;padding:8px;border:1px solid #e4e7eb;border-radius:12px;background:#fff;color:inherit;text-decoration:none}
+a.card:hover{border-color:var(--accent)}
+.card img{flex:none;width:64px;height:64px;object-fit:contain;border-radius:8px;background:#f6f7f9}
+.card .noimg{flex:none;width:64px;height:64px;border-radius:8px;background:#eef0f3}
+.card .info{display:flex;flex-direction:column;gap:2px;min-width:0}
+.card .name{font-size:14px;font-weight:600;color:var(--accent);overflow-wrap:anywhere}
+.card .prices{font-size:15px;font-weight:600}
+.card .old{margin-left:6px;font-size:13px;font-weight:400;color:#7b8794;text-decoration:line-through}
+.card .stock{font-size:12px;color:#046c4e}
+.card .stock.out{color:#9b1c1c}
+.invite{position:fixed;right:20px;bottom:92px;z-index:2147483000;max-width:300px;display:flex;align-items:flex-start;gap:4px;padding:10px 6px 10px 14px;background:#fff;border:1px solid #e4e7eb;border-radius:14px;box-shadow:0 6px 24px rgba(0,0,0,.18)}
+.invite .invite-text{flex:1;border:0;background:transparent;text-align:left;padding:2px 0;font-size:15px;white-space:pre-wrap;overflow-wrap:anywhere}
+.invite .icon{width:32px;height:32px;color:#52606d}
+.invite .icon svg{width:18px;height:18px}
+.open .invite{display:none}
 .rate{display:flex;gap:2px;margin-top:2px}
 .rate button{width:32px;height:32px;border:0;border-radius:8px;background:transparent;color:#7b8794;display:flex;align-items:center;justify-content:center}
 .rate svg{width:16px;height:16px;fill:currentColor}
@@ -298,6 +321,10 @@ button{font:inherit;color:inherit;cursor:pointer}
     open: false,
     convState: "bot", // bot | waiting_operator | operator | closed
     leadForm: null, // {consent, policy_url} from the welcome; null: this bot takes no contacts
+    helloing: false, // hello sent on this socket, welcome not here yet
+    pageUrl: "", // the address last reported in a "page" frame
+    inviteTimer: 0,
+    inviteLeave: null, // the mouseout listener of an invitation waiting for the visitor to leave
   };
 
   function savePending() {
@@ -533,6 +560,7 @@ button{font:inherit;color:inherit;cursor:pointer}
   /* ---------- open / close ---------- */
 
   function open() {
+    hideInvite();
     state.open = true;
     session.set("open", "1");
     ui.panel.hidden = false;
@@ -540,7 +568,9 @@ button{font:inherit;color:inherit;cursor:pointer}
     ui.launcher.setAttribute("aria-expanded", "true");
     setUnread(false);
     ui.launcher.setAttribute("aria-label", T.close);
-    connect();
+    // The socket may be open already for page reports only: the chat itself starts with hello.
+    if (state.ws && state.ws.readyState === WebSocket.OPEN && !state.welcomed && !state.helloing) sendHello();
+    else connect();
     scrollDown();
     ui.input.focus();
   }
@@ -572,6 +602,7 @@ button{font:inherit;color:inherit;cursor:pointer}
     const name = role === "operator" && m.author ? String(m.author) : T[role === "visitor" ? "you" : role];
     const who = el("span", role === "operator" ? "who" : "sr", name + ":");
     item.append(who, renderText(el("div", "bubble"), m.text || ""));
+    renderCards(item, m.cards);
     renderLinks(item, m.links);
     renderButtons(item, m.buttons);
     if (role === "bot" && m.id != null) item.appendChild(renderRating(m.id, m.rating));
@@ -626,6 +657,55 @@ button{font:inherit;color:inherit;cursor:pointer}
       }
       item.appendChild(line);
     });
+  }
+
+  // Product cards: every value as the server copied it from the shop's feed, inserted as text; a
+  // card is a link (keyboard reachable) only to an http(s) address, a picture only from one.
+  function renderCards(item, cards) {
+    if (!Array.isArray(cards) || !cards.length) return;
+    const list = el("ul", "cards");
+    list.setAttribute("aria-label", T.cards);
+    cards.forEach((c) => {
+      if (!c || typeof c !== "object") return;
+      const li = el("li");
+      const url = typeof c.url === "string" && /^https?:\/\//i.test(c.url) ? c.url : "";
+      const card = el(url ? "a" : "div", "card");
+      if (url) {
+        card.href = url;
+        card.target = "_blank";
+        card.rel = "noopener";
+      }
+      const name = String(c.name || "");
+      if (typeof c.picture === "string" && /^https?:\/\//i.test(c.picture)) {
+        const img = el("img");
+        img.loading = "lazy";
+        img.decoding = "async";
+        img.alt = name;
+        img.width = 64;
+        img.height = 64;
+        img.referrerPolicy = "no-referrer";
+        img.src = c.picture;
+        img.addEventListener("error", () => img.replaceWith(el("span", "noimg")));
+        card.appendChild(img);
+      } else {
+        card.appendChild(el("span", "noimg"));
+      }
+      const info = el("span", "info");
+      info.appendChild(el("span", "name", name));
+      const prices = el("span", "prices");
+      prices.append(el("span", "sr", T.price), document.createTextNode(String(c.price_text || "")));
+      if (c.old_price_text) {
+        const old = el("s", "old");
+        old.append(el("span", "sr", T.old_price), document.createTextNode(String(c.old_price_text)));
+        prices.appendChild(old);
+      }
+      info.appendChild(prices);
+      info.appendChild(el("span", c.available ? "stock" : "stock out", c.available ? T.in_stock : T.out_of_stock));
+      card.appendChild(info);
+      li.appendChild(card);
+      list.appendChild(li);
+    });
+    item.appendChild(list);
   }
 
   function renderButtons(item, buttons) {
@@ -825,7 +905,7 @@ button{font:inherit;color:inherit;cursor:pointer}
   function send(frame) {
     const ws = state.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN) return false;
-    if (frame.type !== "hello" && !state.welcomed) return false;
+    if (BEFORE_HELLO.indexOf(frame.type) < 0 && !state.welcomed) return false;
     ws.send(JSON.stringify(frame));
     return true;
   }
@@ -841,7 +921,12 @@ button{font:inherit;color:inherit;cursor:pointer}
       return scheduleReconnect();
     }
     state.ws = ws;
-    ws.onopen = () => sendHello();
+    ws.onopen = () => {
+      // A visitor who talked here before (or opened the panel) gets the chat; everyone reports the page.
+      if (state.open || state.lastSeen || state.pending.length) sendHello();
+      else startPing();
+      sendPage();
+    };
     ws.onmessage = (e) => onFrame(ws, e.data);
     ws.onclose = (e) => onClose(ws, e.code);
   }
@@ -849,6 +934,7 @@ button{font:inherit;color:inherit;cursor:pointer}
   // On a fresh page ask for the whole history (null); on a reconnect only for what we missed.
   function sendHello() {
     state.welcomed = false;
+    state.helloing = true;
     send({
       type: "hello",
       visitor_id: visitorId(),
@@ -861,6 +947,7 @@ button{font:inherit;color:inherit;cursor:pointer}
     if (ws !== state.ws) return;
     state.ws = null;
     state.welcomed = false;
+    state.helloing = false;
     state.awaiting = [];
     if (FINAL_CLOSE_CODES.indexOf(code) >= 0) state.stopped = true;
     clearInterval(state.pingTimer);
@@ -913,6 +1000,7 @@ button{font:inherit;color:inherit;cursor:pointer}
   const HANDLERS = {
     welcome(f) {
       state.welcomed = true;
+      state.helloing = false;
       state.attempt = 0;
       state.awaiting = [];
       // A different conversation means the old one was closed: start a clean transcript.
@@ -967,6 +1055,7 @@ button{font:inherit;color:inherit;cursor:pointer}
       setConversation(f.state);
     },
     pong() {},
+    invite: scheduleInvite,
     error: onError,
   };
 
@@ -1069,6 +1158,85 @@ button{font:inherit;color:inherit;cursor:pointer}
     if (f.code !== "closed") showNotice(errorText(f), f.retry_after);
   }
 
+  /* ---------- where the visitor is, and invitations ---------- */
+
+  // On load and on every navigation (docs/widget-protocol.md, "page"); the server answers with an
+  // "invite" frame when one of the owner's rules fits.
+  function sendPage() {
+    state.pageUrl = String(location.href);
+    hideInvite();
+    const referrer = /^https?:\/\//i.test(document.referrer) ? String(document.referrer).slice(0, 2000) : "";
+    send({
+      type: "page", visitor_id: visitorId(), url: state.pageUrl.slice(0, 2000),
+      title: String(document.title || "").slice(0, 300), referrer: referrer,
+    });
+  }
+
+  function checkNavigation() {
+    if (String(location.href) !== state.pageUrl && state.ws && state.ws.readyState === WebSocket.OPEN) sendPage();
+  }
+
+  function clearInviteWait() {
+    clearTimeout(state.inviteTimer);
+    if (state.inviteLeave) document.removeEventListener("mouseout", state.inviteLeave);
+    state.inviteLeave = null;
+  }
+
+  // After the rule's seconds on this page, and with "on_leave" only once the pointer leaves the
+  // window at its top edge (towards the tabs and the address bar).
+  function scheduleInvite(f) {
+    clearInviteWait();
+    if (state.open || typeof f.text !== "string" || !f.text) return;
+    const rule = Number(f.rule);
+    const wait = Math.min(Math.max(Number(f.after_seconds) || 0, 0), 3600) * 1000;
+    state.inviteTimer = setTimeout(() => {
+      if (!f.on_leave) return showInvite(rule, f.text);
+      state.inviteLeave = (e) => {
+        if (!e.relatedTarget && e.clientY <= 0) showInvite(rule, f.text);
+      };
+      document.addEventListener("mouseout", state.inviteLeave);
+    }, wait);
+  }
+
+  function showInvite(rule, text) {
+    clearInviteWait();
+    if (state.open || ui.invite) return;
+    const box = el("div", "invite");
+    box.setAttribute("role", "status"); // heard once by a screen reader, never steals the focus
+    const message = el("button", "invite-text", text);
+    message.type = "button";
+    message.setAttribute("aria-label", T.invite_open + text);
+    message.addEventListener("click", () => {
+      hideInvite();
+      if (!ui.log.querySelector(".msg")) ui.empty.textContent = text; // the chat opens with the invitation's words
+      open();
+    });
+    const dismiss = button("icon", T.invite_close, "close");
+    dismiss.addEventListener("click", () => {
+      hideInvite();
+      ui.launcher.focus();
+    });
+    box.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        hideInvite();
+        ui.launcher.focus();
+      }
+    });
+    box.append(message, dismiss);
+    ui.root.insertBefore(box, ui.panel);
+    ui.invite = box;
+    if (Number.isFinite(rule)) send({ type: "invite_shown", rule: rule });
+  }
+
+  function hideInvite() {
+    clearInviteWait();
+    if (ui.invite) {
+      ui.invite.remove();
+      ui.invite = null;
+    }
+  }
+
   /* ---------- start ---------- */
 
   function start() {
@@ -1079,8 +1247,13 @@ button{font:inherit;color:inherit;cursor:pointer}
     });
     // Reopen the panel after the visitor moved to another page of the shop mid-conversation;
     // a returning visitor connects quietly so an operator's reply can light the badge.
+    // Every page connects (it reports where the visitor is); the chat's hello waits for the panel
+    // or for a visitor who talked here before.
     if (session.get("open") === "1") open();
-    else if (state.lastSeen || state.pending.length) connect();
+    else connect();
+    window.addEventListener("popstate", checkNavigation);
+    window.addEventListener("hashchange", checkNavigation);
+    setInterval(checkNavigation, NAV_CHECK_MS);
   }
 
   // Guarded: a page may call these before the DOM (and so the widget) exists.

@@ -18,7 +18,7 @@ def _ask(*args):
 
 def test_json_output_is_exactly_the_contract(knowledge, shop):
     data = json.loads(_ask("demo", DELIVERY_QUESTION, "--json"))
-    assert list(data) == ["text", "links", "buttons", "intent", "source", "flags", "timings"]
+    assert list(data) == ["text", "links", "buttons", "cards", "intent", "source", "flags", "timings"]
     assert data["links"] == [{"url": "https://shop.example/delivery", "title": "Доставка"}]
     assert data["source"] == knowledge["delivery"].pk
     assert data["buttons"] == [] and data["intent"] == "purchase"  # delivery is a purchase question

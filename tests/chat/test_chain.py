@@ -518,7 +518,7 @@ def test_ask_command_json_with_the_model_is_the_contract(fake_llm, chain_shop):
     call_command("ask", "chain-shop", DELIVERY, "--json", stdout=out)
 
     data = json.loads(out.getvalue())
-    assert list(data) == ["text", "links", "buttons", "intent", "source", "flags", "timings"]
+    assert list(data) == ["text", "links", "buttons", "cards", "intent", "source", "flags", "timings"]
     assert data["text"] == "Доставка по Москве — 300 ₽, на следующий день."
     assert data["links"] == [link("delivery")] and data["buttons"] == []
     assert data["intent"] == "purchase" and data["source"] == entry(chain_shop, "delivery").pk

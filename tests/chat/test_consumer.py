@@ -43,7 +43,7 @@ async def test_a_question_is_answered_from_an_entry_with_its_link(knowledge, sho
     assert typing_on == {"type": "typing", "on": True} and typing_off == {"type": "typing", "on": False}
     message = reply["message"]
     assert set(message) == {
-        "id", "role", "text", "links", "buttons", "rating", "created_at", "client_msg_id", "author",
+        "id", "role", "text", "links", "buttons", "cards", "rating", "created_at", "client_msg_id", "author",
     }
     assert message["role"] == "bot" and "300 ₽" in message["text"]
     assert message["links"] == [{"url": "https://shop.example/delivery", "title": "Доставка"}]

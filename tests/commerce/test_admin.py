@@ -8,6 +8,9 @@ from django.urls import reverse
 
 from assistant.commerce import secrets
 from assistant.commerce.models import OrderEndpoint, OrderLookup
+from tests.commerce import test_catalog
+
+feed_server = test_catalog.feed_server  # the local feed server fixture, shared
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +103,44 @@ def test_an_owner_uploads_a_catalog_and_a_bad_one_changes_nothing(client, owner,
     assert "Выберите файл или укажите адрес фида." in empty.content.decode()
     listing = client.get(reverse("admin:commerce_catalogoffer_changelist")).content.decode()
     assert "Пылесос Вихрь 100" in listing
+
+
+def test_the_upload_form_schedules_a_feed_by_address_only(client, owner, bot, feed_server):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from knowledge.models import Source
+    from tests.commerce.test_catalog import YML
+
+    client.force_login(owner)
+    url = reverse("admin:commerce_catalogimport_upload")
+    refused = client.post(url, {"bot": bot.pk, "feed": SimpleUploadedFile("feed.xml", YML), "every_hours": "6"})
+    assert "По расписанию обновляется только фид по адресу" in refused.content.decode()
+    assert not Source.objects.filter(bot=bot, kind="catalog").exists()  # nothing imported on a refused form
+    done = client.post(url, {"bot": bot.pk, "url": f"{feed_server}/feed.xml", "every_hours": "6"}, follow=True)
+    assert "Каталог загружен: добавлено 2" in done.content.decode()
+    assert Source.objects.get(bot=bot, kind="catalog").recrawl_hours == 6
+    listing = client.get(reverse("admin:commerce_catalogimport_changelist")).content.decode()
+    assert "по расписанию" in listing.lower()
+
+
+def test_invitation_rules_show_their_shows_and_conversions(client, owner, bot, other_bot):
+    from assistant.behavior import invitations
+    from assistant.behavior.models import InvitationRule
+
+    mine = InvitationRule.objects.create(bot=bot, name="Пылесосы", text="Подобрать пылесос?", url_pattern="/catalog/*")
+    theirs = InvitationRule.objects.create(bot=other_bot, name="Чужое приглашение", text="?")
+    for visitor in ("v_1", "v_2", "v_3", "v_4"):
+        invitations.invitation_show_record(bot=bot, visitor_id=visitor, rule_id=mine.pk)
+    invitations.invitation_convert(bot_id=bot.pk, visitor_id="v_2", conversation_id=1)
+    client.force_login(owner)
+    listing = client.get(reverse("admin:behavior_invitationrule_changelist")).content.decode()
+    assert "Пылесосы" in listing and "Чужое приглашение" not in listing
+    assert '<td class="field-shown">4</td>' in listing and '<td class="field-converted">1</td>' in listing
+    assert "25%" in listing
+    assert client.get(reverse("admin:behavior_invitationrule_change", args=[theirs.pk])).status_code == 404
+    added = client.post(reverse("admin:behavior_invitationrule_add"), {
+        "bot": bot.pk, "name": "Уходит", "enabled": "on", "text": "Остались вопросы?", "url_pattern": "",
+        "seconds_on_page": "0", "on_leave": "on", "once_per_days": "0", "show_on_mobile": "",
+    })
+    assert added.status_code == 200 and "Убедитесь, что это значение больше либо равно 1." in added.content.decode()
+    assert not InvitationRule.objects.filter(name="Уходит").exists()

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from assistant.commerce import catalog, feeds
 from assistant.commerce.models import CatalogImport, CatalogOffer
@@ -201,3 +203,38 @@ def test_the_command_imports_and_explains_a_refusal(bot, tmp_path):
 def test_feed_kind_is_told_by_the_content():
     assert feeds.feed_kind(b"\xef\xbb\xbf  <?xml") == "yml"
     assert feeds.feed_kind(b"id,name,price") == "csv"
+
+
+def test_a_feed_by_url_is_refreshed_on_its_schedule_with_counts(bot, feed_server, celery_worker_thread):
+    from datetime import timedelta
+
+    from assistant.commerce import tasks
+
+    imported = catalog.catalog_import_url(bot=bot, url=f"{feed_server}/feed.xml")
+    assert catalog.catalogs_due() == []  # no schedule: only by hand
+    catalog.catalog_schedule(source=imported.source, every_hours=6)
+    assert catalog.catalogs_due() == []  # imported just now
+    CatalogImport.objects.update(created_at=timezone.now() - timedelta(hours=7))
+    assert [s.pk for s in catalog.catalogs_due()] == [imported.source.pk]
+    assert tasks.catalog_refresh_due.delay() is not None
+    deadline = time.monotonic() + 30
+    while not CatalogImport.objects.filter(scheduled=True).exists():
+        assert time.monotonic() < deadline, "the scheduled refresh did not run"
+        time.sleep(0.1)
+    run = CatalogImport.objects.get(scheduled=True)
+    assert (run.status, run.added, run.changed, run.removed) == ("done", 0, 0, 0)
+    assert catalog.catalogs_due() == []
+
+
+def test_a_schedule_needs_an_address_and_sane_hours(bot, tmp_path, feed_server):
+    upload = catalog.catalog_import_bytes(bot=bot, data=YML, name="feed.xml")
+    with pytest.raises(feeds.FeedError, match="только фид по адресу"):
+        catalog.catalog_schedule(source=upload.source, every_hours=6)
+    by_url = catalog.catalog_import_url(bot=bot, url=f"{feed_server}/feed.xml")
+    with pytest.raises(feeds.FeedError, match="не чаще раза в час"):
+        catalog.catalog_schedule(source=by_url.source, every_hours=0)
+    out = io.StringIO()
+    call_command("importcatalog", bot.slug, f"{feed_server}/feed.xml", "--every-hours", "24", stdout=out)
+    assert "каждые 24 ч" in out.getvalue()
+    by_url.source.refresh_from_db()
+    assert by_url.source.recrawl_hours == 24

@@ -42,6 +42,7 @@ class FakeChat:
     rate_limit_next: int = 0  # the next N new messages get rate_limited (unnamed, like older servers)
     fail_next: int = 0  # the next N messages get server_error naming their client_msg_id
     refuse: str = ""  # "origin_refused" or "unknown_bot": refuse every socket
+    invite: dict[str, Any] | None = None  # answered to every `page` frame when set (an `invite` frame)
     url: str = ""
     _loop: asyncio.AbstractEventLoop | None = None
     _server: Server | None = None
@@ -153,6 +154,8 @@ class FakeChat:
             await self._send(ws, {"type": "state", "state": "waiting_operator"})
         elif kind == "ping":
             await self._send(ws, {"type": "pong"})
+        elif kind == "page" and self.invite is not None:
+            await self._send(ws, {"type": "invite", **self.invite})
 
     async def _message(self, ws: ServerConnection, frame: dict[str, Any]) -> None:
         cid, text = frame["client_msg_id"], frame["text"]

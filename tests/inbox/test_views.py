@@ -104,3 +104,21 @@ def test_an_operator_without_bots_gets_a_helpful_empty_page(client, django_user_
     client.force_login(lonely)
     page = client.get("/inbox/").content.decode()
     assert "Попросите владельца бота добавить вас" in page
+
+
+def test_a_conversation_page_shows_the_current_page_title_and_the_product_cards(client, shop, operator):
+    from assistant.chat import visits
+    from assistant.chat.frames import Page
+    from assistant.commerce import catalog
+    from tests.commerce.test_product_chain import FEED
+
+    catalog.catalog_import_bytes(bot=shop, data=FEED, name="feed.xml")
+    conversation = services.conversation_open(bot=shop, visitor_id="v_cards")
+    services.message_receive(conversation=conversation, text="есть пылесос до 15 000?", client_msg_id="c1")
+    visits.page_report(bot=shop, visitor_id="v_cards", conversation=conversation,
+                       page=Page(None, "https://shop.example/catalog/vacuums/", "Пылесосы <b>скидки</b>", ""))
+    client.force_login(operator)
+    page = client.get(f"/inbox/c/{conversation.pk}/").content.decode()
+    assert 'href="https://shop.example/catalog/vacuums/"' in page and "Пылесосы &lt;b&gt;скидки&lt;/b&gt;" in page
+    assert 'href="https://shop.example/catalog/vacuums/v1/"' in page and "Пылесос Вихрь 100</a> — 12990.00 RUB" in page
+    assert "Пылесос Смерч компакт" in page and "(нет в наличии)" in page

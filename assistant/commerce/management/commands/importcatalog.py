@@ -16,6 +16,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("feed", help="путь к файлу .xml/.yml/.csv или адрес http(s)://")
+        parser.add_argument("--every-hours", type=int, default=None,
+                            help="обновлять фид по этому адресу каждые N часов (1–8760); 0 — только вручную")
 
     def handle(self, *args: Any, **options: Any) -> None:
         bot = Bot.objects.filter(slug=options["slug"]).first()
@@ -33,6 +35,13 @@ class Command(BaseCommand):
         except (feeds.FeedError, OSError, ValueError) as exc:
             raise CommandError(str(exc) or type(exc).__name__) from exc
         run = imported.run
+        if options["every_hours"] is not None:
+            every = options["every_hours"] or None
+            try:
+                catalog.catalog_schedule(source=imported.source, every_hours=every)
+            except feeds.FeedError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(f"Обновление по расписанию: {f'каждые {every} ч' if every else 'выключено'}.")
         if run.status == CatalogImport.Status.FAILED:
             raise CommandError(f"Каталог не загружен: {run.message}. Загруженные раньше товары не изменились.")
         self.stdout.write(self.style.SUCCESS(

@@ -1,0 +1,81 @@
+"""Offer embeddings: vectors for a bot's catalog offers with knowledge's local embedding model, so
+that product search also finds offers by meaning («что-нибудь для уборки» → the vacuums).
+
+What must stay true:
+- An import never waits for them: it queues one task per bot after its commit (at most one waits
+  per bot, like the entries' pass) on the embed queue; search by words works at once.
+- A vector is written only if the offer's content_hash is still the one that was embedded: an
+  offer changed meanwhile keeps no stale vector (the import cleared it) and the next pass takes it.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import Q
+
+from assistant.commerce.models import CatalogOffer
+from knowledge.embeddings import get_embedder
+
+QUEUED_SECONDS = 3600
+DESCRIPTION_CHARS = 600  # what the model reads of a description: the name, vendor and category say most
+
+
+def offer_text(offer: CatalogOffer) -> str:
+    head = " / ".join(part for part in (offer.name, offer.vendor, offer.category) if part)
+    return f"{head}\n{offer.description[:DESCRIPTION_CHARS]}" if offer.description else head
+
+
+def offers_needing_embedding(bot_id: int, model_key: str) -> Q:
+    return Q(bot_id=bot_id) & (Q(embedding__isnull=True) | ~Q(embedding_model=model_key))
+
+
+def offers_embed_pending(*, bot_id: int, batch_size: int | None = None) -> int:
+    """Embed the bot's offers that have no vector of the current model, batch by batch (each batch
+    written as soon as it is done). Returns how many were embedded."""
+    embedder = get_embedder()
+    size = batch_size or settings.EMBEDDING_BATCH
+    pending = CatalogOffer.objects.filter(offers_needing_embedding(bot_id, embedder.key)).order_by("pk")
+    done, last_pk = 0, 0
+    while True:
+        batch = list(pending.filter(pk__gt=last_pk).only("pk", "name", "vendor", "category", "description",
+                                                         "content_hash")[:size])
+        if not batch:
+            return done
+        last_pk = batch[-1].pk
+        vectors = embedder.passages([offer_text(offer) for offer in batch])
+        rows = [("[" + ",".join(map(repr, vector.tolist())) + "]", embedder.key, offer.pk, offer.content_hash)
+                for offer, vector in zip(batch, vectors, strict=True)]
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE commerce_catalogoffer SET embedding = %s::vector, embedding_model = %s "
+                "WHERE id = %s AND content_hash = %s",
+                rows,
+            )
+        done += len(batch)
+
+
+def _queued_key(bot_id: int) -> str:
+    return f"commerce:embed-queued:{bot_id}"
+
+
+def offers_embedding_request(*, bot_id: int) -> None:
+    """Have the bot's offers embedded in the background, after the caller's commit."""
+    transaction.on_commit(lambda: _send(bot_id))
+
+
+def _send(bot_id: int) -> None:
+    from assistant.commerce.tasks import offers_embed
+
+    if cache.add(_queued_key(bot_id), 1, QUEUED_SECONDS):
+        offers_embed.delay(bot_id)
+
+
+def offers_embed_behind(*, bot_id: int) -> int:
+    """The task's work: passes until one finds nothing (offers stored meanwhile are not left behind)."""
+    cache.delete(_queued_key(bot_id))
+    total = 0
+    while done := offers_embed_pending(bot_id=bot_id):
+        total += done
+    return total
