@@ -78,10 +78,10 @@ def python_strings(path: Path) -> Iterator[Marked]:
             continue
         ctx_at, id_at, plural_at = KEYWORDS[name]
 
-        def literal(at: int | None) -> str | None:
-            if at is None or at >= len(node.args):
+        def literal(at: int | None, call: ast.Call = node) -> str | None:
+            if at is None or at >= len(call.args):
                 return None
-            arg = node.args[at]
+            arg = call.args[at]
             return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
 
         msgid = literal(id_at)
@@ -108,9 +108,11 @@ def template_strings(path: Path) -> Iterator[Marked]:
             if arg.string != ",":
                 args.append(ast.literal_eval(arg.string) if arg.type == tokenize.STRING else None)
         ctx_at, id_at, plural_at = KEYWORDS[token.string]
-        pick = lambda at: args[at] if at is not None and at < len(args) else None  # noqa: E731
+        def pick(at: int | None, args: list[str | None] = args) -> str | None:
+            return args[at] if at is not None and at < len(args) else None
+
         if pick(id_at):
-            yield Marked(f"{rel(path)}:{token.start[0]}", pick(id_at), pick(ctx_at), pick(plural_at))  # type: ignore[arg-type]
+            yield Marked(f"{rel(path)}:{token.start[0]}", pick(id_at) or "", pick(ctx_at), pick(plural_at))
 
 
 def marked_strings() -> list[Marked]:
