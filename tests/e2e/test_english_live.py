@@ -36,7 +36,8 @@ CALL_OPERATOR = "Соедините с оператором, пожалуйст�
 VISIBLE_TEXTS = """
 () => {
   const out = [document.title];
-  const shown = (el) => el && !el.closest('[lang="ru"], script, style, noscript, template') && el.getClientRects().length;
+  const skip = '[lang="ru"], script, style, noscript, template';
+  const shown = (el) => el && !el.closest(skip) && el.getClientRects().length;
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
@@ -44,9 +45,12 @@ VISIBLE_TEXTS = """
   }
   for (const el of document.querySelectorAll("[placeholder], [title], [aria-label], input[type=submit], option")) {
     if (el.closest('[lang="ru"]') || (el.tagName !== "OPTION" && !el.getClientRects().length)) continue;
-    for (const name of ["placeholder", "title", "aria-label"]) if (el.getAttribute(name)) out.push(el.getAttribute(name));
+    for (const name of ["placeholder", "title", "aria-label"]) {
+      if (el.getAttribute(name)) out.push(el.getAttribute(name));
+    }
     if (el.tagName === "INPUT") out.push(el.value);
-    if (el.tagName === "OPTION" && el.closest("select") && el.closest("select").getClientRects().length) out.push(el.textContent.trim());
+    const select = el.tagName === "OPTION" && el.closest("select");
+    if (select && select.getClientRects().length) out.push(el.textContent.trim());
   }
   return out;
 }
