@@ -55,8 +55,8 @@ def raw_choices(model: type[models.Model]) -> set[str]:
     return values
 
 
-def label_problems(text: str, lang: str, model: type[models.Model]) -> str | None:
-    text = strip_tags(str(text)).strip()
+def label_problems(text: object, lang: str, model: type[models.Model]) -> str | None:
+    text = strip_tags(str(text or "")).strip()
     if not text or text.lower() in SAME_IN_BOTH:
         return None
     if lang == "en" and CYRILLIC.search(text):

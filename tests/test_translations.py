@@ -153,10 +153,10 @@ def test_every_entry_is_translated_and_none_is_fuzzy(po):
         if not all(strings):
             problems.append(f"no English: {shown!r} ({where})")
             continue
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        wanted = sorted(set(PLACEHOLDERS.findall(ids[-1])))
-        for text in strings:
-            if sorted(set(PLACEHOLDERS.findall(text))) != wanted and not (len(ids) > 1 and text == strings[0]):
+        ids = tuple(message.id) if isinstance(message.id, (tuple, list)) else (str(message.id),)
+        for index, text in enumerate(strings):  # a plural's forms: the singular's placeholders, then the plural's
+            source = ids[min(index, len(ids) - 1)]
+            if set(PLACEHOLDERS.findall(str(text))) != set(PLACEHOLDERS.findall(source)):
                 problems.append(f"placeholders differ: {shown!r} -> {text!r} ({where})")
     assert not problems, f"{rel(po)}:\n  " + "\n  ".join(problems) + "\n" + FIX.format(po=rel(po))
 
@@ -169,13 +169,15 @@ def test_the_compiled_catalog_matches_its_source(po):
         compiled = gettext.GNUTranslations(handle)
     stale = []
     for message in entries(po):
+        got: str | tuple[str, ...]
+        want: str | tuple[str, ...]
         if isinstance(message.id, tuple):
             got = tuple(compiled.npgettext(message.context, message.id[0], message.id[1], n) if message.context
                         else compiled.ngettext(message.id[0], message.id[1], n) for n in (1, 2))
-            want: str | tuple[str, ...] = tuple(message.string[:2])
+            want = tuple(message.string[:2])
         else:
             got = compiled.pgettext(message.context, message.id) if message.context else compiled.gettext(message.id)
-            want = message.string
+            want = str(message.string)
         if got != want:
             stale.append(repr(message.id))
     assert not stale, f"{rel(mo)} is stale (run `make install`) for: " + ", ".join(stale[:10])
