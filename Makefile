@@ -4,9 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test lint typecheck pytest bench stop clean-data
+.PHONY: install messages run test lint typecheck pytest bench stop clean-data
 
-install: $(STAMP)
+install: $(STAMP) messages
+
+# Every catalog (locale/ and each app's <app>/locale/) compiled next to its source: the .mo files
+# are built, not committed (.gitignore), and rebuilt whenever their .po changes.
+PO := $(shell find . -path ./.venv -prune -o -path ./.data -prune -o -path '*/locale/*/LC_MESSAGES/*.po' -print)
+MO := $(PO:.po=.mo)
+
+messages: $(MO)
+
+%.mo: %.po
+	@command -v msgfmt >/dev/null 2>&1 || { echo "msgfmt is required to compile $< (Debian: apt-get install gettext)"; exit 1; }
+	msgfmt --check --output-file=$@ $<
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }

@@ -194,8 +194,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "ru"
+# The installation's language: pages for a browser that asks for neither Russian nor English, e-mails
+# sent outside a request and the management commands' output. A person's own choice (the language
+# switch: a cookie) and the browser's Accept-Language come first on every page (LocaleMiddleware).
 LANGUAGES = [("ru", _("Русский")), ("en", _("English"))]
+LANGUAGE_CODE = env_str("SPRAVKA_LANGUAGE", "ru")
+if LANGUAGE_CODE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(f"SPRAVKA_LANGUAGE must be ru or en; got {LANGUAGE_CODE!r}")
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "Europe/Moscow"
 USE_I18N = True

@@ -138,6 +138,7 @@ class OutcomeAdmin(ReviewScopedAdmin):
         gap_services.gaps_refresh(bot=bot)
         outcomes_refresh(bot=bot)
         stats = weekly_stats(bot=bot)
+        stats["legend"] = {"accuracy": _("Точность, %"), "gaps": _("Вопросов без ответа")}  # the charts' own texts
         total_outcomes = sum(sum(o["counts"]) for o in stats["outcomes"])
         context = {
             **self.admin_site.each_context(request), "title": _("Итоги и точность: %(name)s") % {"name": bot.name},

@@ -1,5 +1,5 @@
 """The weekly digest (seed 000's «missed-questions digest»): one e-mail per bot to its owners, HTML and
-text, in Russian: conversations, answered share, handoffs, the review queue with a link, top gaps."""
+text, in the bot's language: conversations, answered share, handoffs, the review queue with a link, top gaps."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import formats, timezone, translation
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot, Membership
 from feedback.gaps import gaps_refresh
@@ -79,11 +80,12 @@ def digest_send(*, bot: Bot, today: date | None = None, once: bool = False) -> i
     gaps_refresh(bot=bot)
     outcomes_refresh(bot=bot)
     context = digest_context(bot=bot, start=start, end=end)
-    subject = f"Spravka: неделя {start:%d.%m}–{end:%d.%m} у «{bot.name}»"
-    message = EmailMultiAlternatives(
-        subject=subject, body=render_to_string("feedback/digest.txt", context),
-        from_email=settings.DEFAULT_FROM_EMAIL, to=recipients,
-    )
-    message.attach_alternative(render_to_string("feedback/digest.html", context), "text/html")
+    with translation.override(bot.language):  # owners read the digest in their bot's language
+        subject = _("Spravka: неделя %(start)s–%(end)s у «%(name)s»") % {
+            "start": formats.date_format(start, "SHORT_DATE_FORMAT"),
+            "end": formats.date_format(end, "SHORT_DATE_FORMAT"), "name": bot.name}
+        text, html = (render_to_string(f"feedback/digest.{ext}", context) for ext in ("txt", "html"))
+    message = EmailMultiAlternatives(subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=recipients)
+    message.attach_alternative(html, "text/html")
     message.send()
     return len(recipients)

@@ -32,7 +32,7 @@ class Gap(models.Model):
         Entry, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("ответ")
     )
     answered_at = models.DateTimeField(_("отвечено"), null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(verbose_name=_("создан"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("пробел в знаниях")
@@ -94,7 +94,7 @@ class OperatorAnswer(models.Model):
                                             verbose_name=_("вопрос"))
     question = models.TextField(_("вопрос"))
     answer = models.TextField(_("ответ оператора"))
-    answer_message_ids = models.JSONField(default=list)
+    answer_message_ids = models.JSONField(verbose_name=_("сообщения ответа"), default=list)
     operator_name = models.CharField(_("оператор"), max_length=150, blank=True)
     status = models.CharField(_("состояние"), max_length=10, choices=Status.choices, default=Status.PROPOSED)
     entry = models.ForeignKey(
@@ -124,10 +124,11 @@ class Outcome(models.Model):
         OPERATOR_CLOSED = "operator_closed", _("закрыт оператором")
 
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="outcomes", verbose_name=_("бот"))
-    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="+")
+    conversation = models.OneToOneField(Conversation, verbose_name=_("разговор"),
+        on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(_("итог"), max_length=20, choices=Kind.choices)
     started_at = models.DateTimeField(_("начат"))
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(verbose_name=_("обновлён"), auto_now=True)
 
     class Meta:
         verbose_name = _("итог разговора")

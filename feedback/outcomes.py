@@ -9,7 +9,7 @@ from typing import Any, Final
 from django.conf import settings
 from django.db.models import Count
 from django.db.models.functions import TruncWeek
-from django.utils import timezone
+from django.utils import formats, timezone
 
 from assistant.bots.models import Bot
 from assistant.chat import selectors as chat_selectors
@@ -77,7 +77,7 @@ def weekly_stats(*, bot: Bot, weeks: int = 8) -> dict[str, Any]:
             outcomes[kind][keys.index(day)] = n
     accuracy = [round(labels[k][1] / labels[k][0], 3) if labels.get(k, (0, 0))[0] else None for k in keys]
     return {
-        "weeks": [k.strftime("%d.%m") for k in keys],
+        "weeks": [formats.date_format(k, "j M") for k in keys],  # "23 Nov" / "23 Ноя": the page's language
         "accuracy": accuracy,
         "decided": [labels.get(k, (0, 0))[0] for k in keys],
         "gaps": [gaps.get(k, 0) for k in keys],

@@ -21,6 +21,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from assistant.bots.models import Bot
@@ -64,10 +66,10 @@ class ImportResult:
         return self.created + self.updated + self.unchanged
 
     def summary(self) -> str:
-        return (
-            f"создано {self.created}, обновлено {self.updated}, "
-            f"без изменений {self.unchanged}, отключено {self.deactivated}"
-        )
+        return _("создано %(created)s, обновлено %(updated)s, без изменений %(unchanged)s, "
+                 "отключено %(deactivated)s") % {
+            "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
+            "deactivated": self.deactivated}
 
 
 # --- documents --------------------------------------------------------------------------------
@@ -85,7 +87,7 @@ def document_import(*, bot: Bot, filename: str, data: bytes, url: str = "") -> I
     changed in place, and chunks whose section is gone are switched off (kept, restorable).
     """
     name = document_name(filename)
-    link = _checked_url(url, what=f"Адрес документа «{name}»")
+    link = _checked_url(url, what=_("Адрес документа «%(name)s»") % {"name": name})
     drafts = [_chunk_draft(name, chunk, link) for chunk in extract_chunks(filename=name, data=data)]
     with transaction.atomic():
         _lock_bot(bot)
@@ -145,9 +147,9 @@ def qa_import_csv(*, bot: Bot, data: bytes, filename: str = "CSV") -> ImportResu
     by hand (they share one source, so a CSV row updates a typed pair with the same question)."""
     name = document_name(filename)
     rows = _qa_rows(filename=name, data=data)
-    problems = [f"строка {row.line}: {reason}" for row in rows for reason in row.problems]
+    problems = [_line(row.line, reason) for row in rows for reason in row.problems]
     if problems:
-        raise RowsInvalid(f"Файл «{name}»", problems)
+        raise RowsInvalid(_file(name), problems)
     with transaction.atomic():
         _lock_bot(bot)
         result = ImportResult(source=_qa_source(bot))
@@ -163,19 +165,19 @@ def qa_problems(*, question: str, answer: str, weight: float, url: str) -> list[
     """Why a pair cannot be stored, in words for the owner; empty when it can."""
     problems = []
     if not question:
-        problems.append("пустой вопрос")
+        problems.append(_("пустой вопрос"))
     elif not question_key(question):
-        problems.append("в вопросе нет ни одного слова")
+        problems.append(_("в вопросе нет ни одного слова"))
     elif len(question) > QUESTION_MAX:
-        problems.append(f"вопрос длиннее {QUESTION_MAX} символов")
+        problems.append(_("вопрос длиннее %(max)s символов") % {"max": QUESTION_MAX})
     if not answer:
-        problems.append("пустой ответ")
+        problems.append(_("пустой ответ"))
     elif len(answer) > ANSWER_MAX:
-        problems.append(f"ответ длиннее {ANSWER_MAX} символов (сейчас {len(answer)})")
+        problems.append(_("ответ длиннее %(max)s символов (сейчас %(n)s)") % {"max": ANSWER_MAX, "n": len(answer)})
     if not 0.0 <= weight <= 1.0:
-        problems.append("вес должен быть от 0 до 1")
+        problems.append(_("вес должен быть от 0 до 1"))
     if url and not _url_ok(url):
-        problems.append("ссылка должна быть полным адресом: https://…")
+        problems.append(_("ссылка должна быть полным адресом: https://…"))
     return problems
 
 
@@ -221,7 +223,15 @@ _QA_COLUMNS = {
     "question": "question", "вопрос": "question", "answer": "answer", "ответ": "answer",
     "weight": "weight", "вес": "weight", "url": "url", "ссылка": "url", "link": "url",
 }
-_QA_HEADER_HINT = "первая строка — заголовок «вопрос;ответ;вес;ссылка» или «question,answer,weight,url»"
+_QA_HEADER_HINT = gettext_lazy("первая строка — заголовок «вопрос;ответ;вес;ссылка» или «question,answer,weight,url»")
+
+
+def _line(number: int, problem: object) -> str:
+    return _("строка %(n)s: %(problem)s") % {"n": number, "problem": problem}
+
+
+def _file(name: str) -> str:
+    return _("Файл «%(name)s»") % {"name": name}
 
 
 @dataclass
@@ -253,7 +263,7 @@ def _qa_rows(*, filename: str, data: bytes) -> list[QARow]:
             rows.append(_qa_row(offset + row_start, cells, columns, delimiter))
         row_start = reader.line_num + 1
     if not rows:
-        raise RowsInvalid(f"Файл «{filename}»", ["в файле только заголовок, нет ни одной пары"])
+        raise RowsInvalid(_file(filename), [_("в файле только заголовок, нет ни одной пары")])
     _mark_repeated_questions(rows)
     return rows
 
@@ -267,11 +277,11 @@ def _qa_header(filename: str, text: str, line: int) -> tuple[str, list[str]]:
         if "question" in columns and "answer" in columns:
             unknown = [name for name, column in zip(names, columns, strict=True) if not column and name]
             if unknown:
-                problem = f"строка {line}: неизвестный столбец «{unknown[0]}» ({_QA_HEADER_HINT})"
-                raise RowsInvalid(f"Файл «{filename}»", [problem])
+                problem = _("неизвестный столбец «%(name)s» (%(hint)s)") % {"name": unknown[0], "hint": _QA_HEADER_HINT}
+                raise RowsInvalid(_file(filename), [_line(line, problem)])
             return delimiter, columns
-    problem = f"строка {line}: нет столбцов «вопрос» и «ответ» ({_QA_HEADER_HINT})"
-    raise RowsInvalid(f"Файл «{filename}»", [problem])
+    problem = _("нет столбцов «вопрос» и «ответ» (%(hint)s)") % {"hint": _QA_HEADER_HINT}
+    raise RowsInvalid(_file(filename), [_line(line, problem)])
 
 
 def _qa_row(line: int, cells: list[str], columns: list[str], delimiter: str) -> QARow:
@@ -280,8 +290,8 @@ def _qa_row(line: int, cells: list[str], columns: list[str], delimiter: str) -> 
                 url=values.get("url", ""))
     if any(cell.strip() for cell in cells[len(columns) :]):
         row.problems.append(
-            f"лишние ячейки ({len(cells)} вместо {len(columns)}) — если в тексте есть «{delimiter}», "
-            "возьмите его в кавычки"
+            _("лишние ячейки (%(cells)s вместо %(columns)s) — если в тексте есть «%(delimiter)s», "
+              "возьмите его в кавычки") % {"cells": len(cells), "columns": len(columns), "delimiter": delimiter}
         )
     raw_weight = values.get("weight", "").replace(",", ".")
     if raw_weight:
@@ -290,7 +300,7 @@ def _qa_row(line: int, cells: list[str], columns: list[str], delimiter: str) -> 
         except ValueError:
             row.weight = math.nan
         if not math.isfinite(row.weight):
-            row.problems.append(f"вес «{values['weight']}» — не число")
+            row.problems.append(_("вес «%(weight)s» — не число") % {"weight": values["weight"]})
             row.weight = QA_DEFAULT_WEIGHT
     row.problems += qa_problems(question=row.question, answer=row.answer, weight=row.weight, url=row.url)
     return row
@@ -302,7 +312,7 @@ def _mark_repeated_questions(rows: list[QARow]) -> None:
     for row in rows:
         key = question_key(row.question)
         if key and key in first_line:
-            row.problems.append(f"вопрос повторяет строку {first_line[key]}")
+            row.problems.append(_("вопрос повторяет строку %(n)s") % {"n": first_line[key]})
         first_line.setdefault(key, row.line)
 
 
@@ -466,7 +476,8 @@ def _record_run(result: ImportResult, *, message: str) -> None:
 def _checked_url(url: str, *, what: str) -> str:
     url = url.strip()
     if url and not _url_ok(url):
-        raise KnowledgeError(f"{what} должен быть полным адресом, например https://shop.example/files/")
+        raise KnowledgeError(_("%(what)s должен быть полным адресом, например https://shop.example/files/") % {
+            "what": what})
     return url
 
 

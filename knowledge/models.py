@@ -28,7 +28,7 @@ class Source(WebAddressFields):
         MANUAL = "manual", _("вручную")
         CATALOG = "catalog", _("каталог")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="sources")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="sources")
     kind = models.CharField(_("вид"), max_length=16, choices=Kind.choices)
     title = models.CharField(_("название"), max_length=300, blank=True)
     url = models.URLField(_("адрес"), max_length=2000, blank=True)
@@ -37,7 +37,7 @@ class Source(WebAddressFields):
         _("обходить каждые, ч"), null=True, blank=True, help_text=_("Пусто — только вручную.")
     )
     last_crawled_at = models.DateTimeField(_("последний обход"), null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(verbose_name=_("создан"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("источник")
@@ -58,8 +58,8 @@ class CrawlRun(models.Model):
         DONE = "done", _("готово")
         FAILED = "failed", _("ошибка")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="crawl_runs")
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="runs")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="crawl_runs")
+    source = models.ForeignKey(Source, verbose_name=_("источник"), on_delete=models.CASCADE, related_name="runs")
     status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.QUEUED)
     pages_total = models.PositiveIntegerField(_("страниц найдено"), default=0)
     pages_done = models.PositiveIntegerField(_("страниц обработано"), default=0)
@@ -70,13 +70,13 @@ class CrawlRun(models.Model):
     entries_created = models.PositiveIntegerField(_("записей создано"), default=0)
     entries_updated = models.PositiveIntegerField(_("записей обновлено"), default=0)
     entries_deactivated = models.PositiveIntegerField(_("записей отключено"), default=0)
-    embeddings_total = models.PositiveIntegerField(default=0)
-    embeddings_done = models.PositiveIntegerField(default=0)
+    embeddings_total = models.PositiveIntegerField(verbose_name=_("векторов нужно"), default=0)
+    embeddings_done = models.PositiveIntegerField(verbose_name=_("векторов готово"), default=0)
     # Pages of this run whose every entry has a vector (knowledge/progress.py recounts it).
     pages_embedded = models.PositiveIntegerField(_("страниц с векторами"), default=0)
     message = models.TextField(_("сообщение"), blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(verbose_name=_("начат"), auto_now_add=True)
+    finished_at = models.DateTimeField(verbose_name=_("закончен"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("обход")
@@ -109,16 +109,16 @@ class Page(models.Model):
         FAILED = "failed", _("ошибка")
         GONE = "gone", _("исчезла")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="pages")
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="pages")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="pages")
+    source = models.ForeignKey(Source, verbose_name=_("источник"), on_delete=models.CASCADE, related_name="pages")
     url = models.URLField(_("адрес"), max_length=2000)
     title = models.CharField(_("заголовок"), max_length=500, blank=True)
     status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.OK)
     reason = models.CharField(_("причина"), max_length=500, blank=True)
-    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    content_hash = models.CharField(max_length=64, blank=True)
-    etag = models.CharField(max_length=300, blank=True)
-    last_modified = models.CharField(max_length=100, blank=True)
+    http_status = models.PositiveSmallIntegerField(verbose_name=_("код ответа HTTP"), null=True, blank=True)
+    content_hash = models.CharField(verbose_name=_("хэш содержимого"), max_length=64, blank=True)
+    etag = models.CharField(verbose_name=_("ETag"), max_length=300, blank=True)
+    last_modified = models.CharField(verbose_name=_("изменена на сайте"), max_length=100, blank=True)
     fetched_at = models.DateTimeField(_("загружена"), null=True, blank=True)
     review_needed = models.BooleanField(_("нужна проверка"), default=False)
     active = models.BooleanField(_("активна"), default=True)
@@ -142,12 +142,14 @@ class Entry(WebAddressFields):
         CORRECTION = "correction", _("поправка")
         OPERATOR_ANSWER = "operator_answer", _("ответ оператора")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="entries")
-    source = models.ForeignKey(Source, on_delete=models.SET_NULL, null=True, blank=True, related_name="entries")
-    page = models.ForeignKey(Page, on_delete=models.SET_NULL, null=True, blank=True, related_name="entries")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="entries")
+    source = models.ForeignKey(Source, verbose_name=_("источник"),
+        on_delete=models.SET_NULL, null=True, blank=True, related_name="entries")
+    page = models.ForeignKey(Page, verbose_name=_("страница"),
+        on_delete=models.SET_NULL, null=True, blank=True, related_name="entries")
     kind = models.CharField(_("вид"), max_length=20, choices=Kind.choices, default=Kind.CHUNK)
     # A stable key inside (bot, source): a re-crawl or re-import updates the same row, never a twin.
-    key = models.CharField(max_length=500, blank=True)
+    key = models.CharField(verbose_name=_("ключ"), max_length=500, blank=True)
     title = models.CharField(_("заголовок или вопрос"), max_length=1000, blank=True)
     heading_path = models.CharField(_("разделы"), max_length=1000, blank=True)
     text = models.TextField(_("текст или ответ"))
@@ -158,10 +160,11 @@ class Entry(WebAddressFields):
     )
     review_needed = models.BooleanField(_("нужна проверка"), default=False)
     active = models.BooleanField(_("активна"), default=True)
-    content_hash = models.CharField(max_length=64, blank=True)
-    embedding = VectorField(null=True, blank=True)
-    embedding_model = models.CharField(max_length=64, blank=True)
+    content_hash = models.CharField(verbose_name=_("хэш содержимого"), max_length=64, blank=True)
+    embedding = VectorField(verbose_name=_("вектор"), null=True, blank=True)
+    embedding_model = models.CharField(verbose_name=_("модель векторов"), max_length=64, blank=True)
     search_vector = models.GeneratedField(
+        verbose_name=_("поисковый индекс"),
         expression=models.Func(
             models.F("title"), models.F("heading_path"), models.F("text"),
             template="to_tsvector('russian'::regconfig, %(expressions)s)",
@@ -171,8 +174,8 @@ class Entry(WebAddressFields):
         output_field=SearchVectorField(),
         db_persist=True,
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(verbose_name=_("создана"), auto_now_add=True)
+    updated_at = models.DateTimeField(verbose_name=_("изменена"), auto_now=True)
     history = HistoricalRecords(excluded_fields=["embedding", "search_vector", "updated_at"])
 
     class Meta:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.validators import validate_link, validate_web_url
@@ -249,23 +250,23 @@ def entry_problems(*, kind: str, title: str, text: str, url: str, weight: float)
 
     problems: dict[str, str] = {}
     if kind == Entry.Kind.QA and not title.strip():
-        problems["title"] = "у пары «вопрос — ответ» нужен вопрос (title)"
+        problems["title"] = _("у пары «вопрос — ответ» нужен вопрос (title)")
     elif len(title) > TITLE_MAX:
-        problems["title"] = f"заголовок длиннее {TITLE_MAX} символов"
+        problems["title"] = _("заголовок длиннее %(max)s символов") % {"max": TITLE_MAX}
     limit = 5000 if kind == Entry.Kind.QA else TEXT_MAX
     if not text.strip():
-        problems["text"] = "пустой текст"
+        problems["text"] = _("пустой текст")
     elif len(text) > limit:
-        problems["text"] = f"текст длиннее {limit} символов (сейчас {len(text)})"
+        problems["text"] = _("текст длиннее %(max)s символов (сейчас %(n)s)") % {"max": limit, "n": len(text)}
     if not 0.0 <= weight <= 1.0:
-        problems["weight"] = "вес должен быть от 0 до 1"
+        problems["weight"] = _("вес должен быть от 0 до 1")
     try:
         validate_link(url)
     except ValidationError as exc:
         problems["url"] = " ".join(exc.messages)
     for name, value in (("title", title), ("text", text), ("url", url)):
         if "\x00" in value or any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
-            problems[name] = "недопустимые символы (NUL или половина суррогатной пары)"
+            problems[name] = _("недопустимые символы (NUL или половина суррогатной пары)")
     return problems
 
 
@@ -300,7 +301,7 @@ def entry_create(
     from knowledge.indexing import lexicon_adjust
 
     if kind not in CREATABLE_KINDS:
-        raise EntryInvalid({"kind": "через API создаются записи вида qa (вопрос-ответ) или chunk (фрагмент)"})
+        raise EntryInvalid({"kind": _("через API создаются записи вида qa (вопрос-ответ) или chunk (фрагмент)")})
     weight = DEFAULT_WEIGHT[Entry.Kind(kind)] if weight is None else weight
     problems = entry_problems(kind=kind, title=title, text=text, url=url, weight=weight)
     if problems:
@@ -335,7 +336,7 @@ def entry_edit(*, entry: Entry, changes: dict[str, object], reason: str = "") ->
 
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
-        raise EntryInvalid({name: f"поле {name} не меняется" for name in sorted(unknown)})
+        raise EntryInvalid({name: _("поле %(name)s не меняется") % {"name": name} for name in sorted(unknown)})
     with transaction.atomic():
         current = Entry.objects.select_for_update().get(pk=entry.pk)
         was_active, passage_before, old_title = current.active, passage_text(current), current.title
@@ -410,22 +411,23 @@ def source_create(
     from knowledge.exceptions import SourceInvalid
 
     if kind not in CRAWLABLE_KINDS:
-        raise SourceInvalid("Добавить можно сайт (site) или карту сайта (sitemap); документы — через загрузку файла.")
+        raise SourceInvalid(
+            _("Добавить можно сайт (site) или карту сайта (sitemap); документы — через загрузку файла."))
     try:
         validate_web_url(url)
     except ValidationError as exc:
         raise SourceInvalid(" ".join(exc.messages)) from exc
     if not url:
-        raise SourceInvalid("Укажите адрес сайта или карты сайта: https://…")
+        raise SourceInvalid(_("Укажите адрес сайта или карты сайта: https://…"))
     limit = settings.CRAWL_MAX_PAGES
     if max_pages is not None and not 1 <= max_pages <= limit:
-        raise SourceInvalid(f"Предел страниц — от 1 до {limit}.")
+        raise SourceInvalid(_("Предел страниц — от 1 до %(max)s.") % {"max": limit})
     if recrawl_hours is not None and not 1 <= recrawl_hours <= 24 * 365:
-        raise SourceInvalid("Обходить можно не чаще раза в час и не реже раза в год (recrawl_hours от 1 до 8760).")
+        raise SourceInvalid(_("Обходить можно не чаще раза в час и не реже раза в год (recrawl_hours от 1 до 8760)."))
     with transaction.atomic():
         existing = Source.objects.filter(bot=bot, kind=kind, url=url).values_list("pk", flat=True).first()
         if existing is not None:
-            raise SourceInvalid(f"Этот адрес уже есть в источниках бота: источник №{existing}.")
+            raise SourceInvalid(_("Этот адрес уже есть в источниках бота: источник №%(id)s.") % {"id": existing})
         return Source.objects.create(
             bot=bot, kind=kind, url=url, title=title.strip()[:300] or url[:300],
             max_pages=max_pages if max_pages is not None else min(500, limit), recrawl_hours=recrawl_hours,
@@ -443,12 +445,13 @@ def source_crawl(*, source: Source) -> CrawlRun:
     from knowledge.exceptions import SourceInvalid
 
     if source.kind not in CRAWLABLE_KINDS:
-        raise SourceInvalid("Обходятся только сайты и карты сайтов; документ загрузите заново.")
+        raise SourceInvalid(_("Обходятся только сайты и карты сайтов; документ загрузите заново."))
     with transaction.atomic():
         Source.objects.select_for_update().filter(pk=source.pk).first()
         live = CrawlRun.objects.filter(
             source=source, status__in=ACTIVE_STATUSES, started_at__gt=timezone.now() - timedelta(hours=6)
         ).values_list("pk", flat=True).first()
         if live is not None:
-            raise SourceInvalid(f"Обход этого источника уже идёт (обход №{live}); дождитесь его окончания.")
+            raise SourceInvalid(
+                _("Обход этого источника уже идёт (обход №%(id)s); дождитесь его окончания.") % {"id": live})
         return crawl_start(source=source)

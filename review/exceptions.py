@@ -1,7 +1,10 @@
-"""Errors of the review layer. Each carries `.message` (Russian, for the owner) and `.status`, the HTTP
-status the admin's JSON endpoints answer with; the management command shows `.message` as is."""
+"""Errors of the review layer. Each carries `.message` (for the owner, in the language active when it
+was raised: Russian first, English through gettext) and `.status`, the HTTP status the admin's JSON
+endpoints answer with; the management command shows `.message` as is."""
 
 from __future__ import annotations
+
+from django.utils.translation import gettext as _
 
 
 class ReviewError(Exception):
@@ -17,17 +20,17 @@ class AnswerEmpty(ReviewError):
     code = "empty"
 
     def __init__(self) -> None:
-        super().__init__("Ответ пустой. Напишите, как бот должен отвечать, и сохраните ещё раз.")
+        super().__init__(_("Ответ пустой. Напишите, как бот должен отвечать, и сохраните ещё раз."))
 
 
 class AnswerTooLong(ReviewError):
     code = "too_long"
 
     def __init__(self, length: int, limit: int) -> None:
-        super().__init__(
-            f"Ответ слишком длинный: {length} знаков при пределе {limit}. Сократите его или разбейте на "
+        super().__init__(_(
+            "Ответ слишком длинный: %(length)s знаков при пределе %(limit)s. Сократите его или разбейте на "
             "несколько записей в знаниях."
-        )
+        ) % {"length": length, "limit": limit})
 
 
 class QuestionInvalid(ReviewError):
@@ -38,7 +41,8 @@ class DecisionUnknown(ReviewError):
     code = "decision"
 
     def __init__(self, decision: str) -> None:
-        super().__init__(f"Неизвестное решение «{decision[:40]}». Нажмите одну из трёх кнопок.")
+        super().__init__(_("Неизвестное решение «%(decision)s». Нажмите одну из трёх кнопок.") % {
+            "decision": decision[:40]})
 
 
 class ItemNotFound(ReviewError):
@@ -46,7 +50,7 @@ class ItemNotFound(ReviewError):
     code = "not_found"
 
     def __init__(self) -> None:
-        super().__init__("Такого ответа в очереди нет.")
+        super().__init__(_("Такого ответа в очереди нет."))
 
 
 class AlreadyDecided(ReviewError):
@@ -54,10 +58,10 @@ class AlreadyDecided(ReviewError):
     code = "already_decided"
 
     def __init__(self, decision_label: str) -> None:
-        super().__init__(
-            f"Решение по этому ответу уже сохранено: «{decision_label}». Повторно оно не записано; "
+        super().__init__(_(
+            "Решение по этому ответу уже сохранено: «%(decision)s». Повторно оно не записано; "
             "чтобы изменить его, нажмите «Отменить»."
-        )
+        ) % {"decision": decision_label})
 
 
 class NotDecided(ReviewError):
@@ -65,4 +69,4 @@ class NotDecided(ReviewError):
     code = "not_decided"
 
     def __init__(self) -> None:
-        super().__init__("Этот ответ ещё ждёт решения: отменять нечего.")
+        super().__init__(_("Этот ответ ещё ждёт решения: отменять нечего."))

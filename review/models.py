@@ -57,7 +57,7 @@ class ReviewItem(models.Model):
         verbose_name=_("кто решил"),
     )
     decided_at = models.DateTimeField(_("когда решено"), null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(verbose_name=_("создан"), auto_now_add=True)
     history = HistoricalRecords()
 
     class Meta:
@@ -126,9 +126,10 @@ class Correction(models.Model):
 class CorrectionCulprit(models.Model):
     """An entry a correction flagged for review, with its flag before, for the undo."""
 
-    correction = models.ForeignKey(Correction, on_delete=models.CASCADE, related_name="culprit_links")
-    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="+")
-    flagged_before = models.BooleanField(default=False)
+    correction = models.ForeignKey(Correction, verbose_name=_("поправка"),
+        on_delete=models.CASCADE, related_name="culprit_links")
+    entry = models.ForeignKey(Entry, verbose_name=_("запись"), on_delete=models.CASCADE, related_name="+")
+    flagged_before = models.BooleanField(verbose_name=_("была на проверке до поправки"), default=False)
 
     class Meta:
         verbose_name = _("виновник")

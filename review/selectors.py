@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
-from django.utils import timezone
+from django.utils import formats, timezone
 
 from assistant.bots.models import Bot
 from assistant.bots.selectors import inbox_bots, owned_bots
@@ -137,7 +137,7 @@ def card(item: ReviewItem) -> dict[str, Any]:
         "id": item.pk,
         "bot": {"id": item.bot_id, "name": item.bot.name},
         "reasons": [{"code": r, "label": str(ReviewItem.Reason(r).label)} for r in item.reasons],
-        "answered_at": timezone.localtime(item.answered_at).strftime("%d.%m.%Y %H:%M"),
+        "answered_at": formats.date_format(timezone.localtime(item.answered_at), "SHORT_DATETIME_FORMAT"),
         "before": [m.text for m in context.before] if context else [item.question],
         "after": context.after.text if context and context.after else "",
         "question": item.question,

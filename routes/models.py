@@ -20,7 +20,8 @@ from assistant.bots.models import Bot, new_webhook_secret
 class ReviewReplySettings(models.Model):
     """The owner's side of the review-reply route: auto-pass rule, banned words, where to publish."""
 
-    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="review_reply_settings")
+    bot = models.OneToOneField(Bot, verbose_name=_("бот"),
+        on_delete=models.CASCADE, related_name="review_reply_settings")
     auto_pass = models.BooleanField(
         _("автопропуск"), default=False,
         help_text=_("Проверенный ответ, подходящий под правило, публикуется без контролёра. "
@@ -54,7 +55,7 @@ class ReviewReplySettings(models.Model):
 
 
 class CustomerReview(models.Model):
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="customer_reviews")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="customer_reviews")
     author = models.CharField(_("автор"), max_length=200)
     rating = models.PositiveSmallIntegerField(_("оценка"), validators=[MinValueValidator(1), MaxValueValidator(5)])
     text = models.TextField(_("текст отзыва"))
@@ -62,7 +63,7 @@ class CustomerReview(models.Model):
     written_on = models.DateField(_("дата отзыва"))
     source = models.CharField(_("площадка"), max_length=100)
     # The same review imported twice (or sent twice by a webhook) is one row.
-    fingerprint = models.CharField(max_length=64, editable=False)
+    fingerprint = models.CharField(verbose_name=_("отпечаток"), max_length=64, editable=False)
     created_at = models.DateTimeField(_("получен"), default=timezone.now)
 
     class Meta:
@@ -88,7 +89,7 @@ class RouteRun(models.Model):
         REJECTED = "rejected", _("отклонён")
         HANDOFF = "handoff", _("передан человеку")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="route_runs")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="route_runs")
     route = models.CharField(_("маршрут"), max_length=64)
     review = models.ForeignKey(
         CustomerReview, on_delete=models.CASCADE, related_name="runs", null=True, blank=True, verbose_name=_("отзыв")

@@ -18,6 +18,7 @@ from assistant.bots.apikeys import api_key_create, api_key_revoke
 from assistant.bots.forms import BotForm
 from assistant.bots.models import ApiKey, Bot, Holiday, Membership, OpeningHours
 from assistant.bots.services import user_staff_sync
+from assistant.bots.views import embed_snippet as snippet_for
 
 
 class MembershipInline(admin.TabularInline):
@@ -174,9 +175,7 @@ class BotAdmin(BotScopedAdmin):
 
     @admin.display(description=_("Код для сайта"))
     def embed_snippet(self, obj: Bot) -> str:
-        src = f"{settings.SPRAVKA_PUBLIC_URL}/static/assistant/widget.js"
-        snippet = f'<script src="{src}" data-bot="{obj.public_key}" async></script>'
-        return format_html("<code>{}</code>", snippet)
+        return format_html("<code>{}</code>", snippet_for(obj, settings.SPRAVKA_PUBLIC_URL))
 
 
 @admin.register(ApiKey)

@@ -126,7 +126,7 @@ class Bot(WebAddressFields):
     budget_alerted_month = models.CharField(
         _("письмо о бюджете отправлено за месяц"), max_length=7, blank=True, default="", editable=False,
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(verbose_name=_("создан"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("бот")
@@ -142,8 +142,9 @@ class Membership(models.Model):
         OWNER = "owner", _("владелец")
         OPERATOR = "operator", _("оператор")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("учётная запись"),
+        on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(_("роль"), max_length=16, choices=Role.choices, default=Role.OWNER)
 
     class Meta:
@@ -214,7 +215,7 @@ class ApiKey(models.Model):
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="api_keys", verbose_name=_("бот"))
     name = models.CharField(_("название"), max_length=100, help_text=_("Для кого ключ, например «1С» или «CRM»."))
     prefix = models.CharField(_("начало ключа"), max_length=16, unique=True, editable=False)
-    key_hash = models.CharField(max_length=64, editable=False)
+    key_hash = models.CharField(verbose_name=_("хэш ключа"), max_length=64, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
         verbose_name=_("кто создал"), editable=False,

@@ -22,7 +22,8 @@ LOGIN_URL = "login"
 def embed_snippet(bot: Bot, app_url: str) -> str:
     """The one tag a shop pastes into its pages; `app_url` is where visitors' browsers reach us."""
     src = f"{app_url.rstrip('/')}/static/assistant/widget.js"
-    return f'<script src="{src}" data-bot="{bot.public_key}" async></script>'
+    lang = ' data-lang="en"' if bot.language == "en" else ""  # else the widget follows the page's <html lang>
+    return f'<script src="{src}" data-bot="{bot.public_key}"{lang} async></script>'
 
 
 def request_origin(request: HttpRequest) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from assistant.chat import events, frames, services, webhooks, writes
 from assistant.chat.exceptions import AlreadyTaken, ConversationClosed
@@ -43,7 +44,7 @@ def _assign(conversation: Conversation, operator: Any) -> Message:
 
 def _refuse_if_held_by_another(conversation: Conversation, operator: Any) -> None:
     if conversation.state == State.CLOSED:
-        raise ConversationClosed("Разговор уже завершён.")
+        raise ConversationClosed(gettext_noop("Разговор уже завершён."))  # the socket translates it
     # By id: the row was read under the lock (`services.locked`), the operator's row after it.
     if conversation.state == State.OPERATOR and conversation.assigned_to_id not in (None, operator.pk):
         raise AlreadyTaken(frames.display_name(conversation.assigned_to))

@@ -114,12 +114,12 @@ class Message(models.Model):
     # code (commerce.products.card), never from a model's text.
     cards = models.JSONField(_("карточки товаров"), default=list, blank=True)
     rating = models.SmallIntegerField(_("оценка"), default=0, choices=[(-1, "👎"), (0, "—"), (1, "👍")])
-    client_msg_id = models.CharField(max_length=64, blank=True)
+    client_msg_id = models.CharField(verbose_name=_("номер сообщения у клиента"), max_length=64, blank=True)
     reply_to = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="replies", verbose_name=_("ответ на")
     )
     flags = models.JSONField(_("отметки"), default=_empty_flags, blank=True)
-    llm_meta = models.JSONField(default=dict, blank=True)
+    llm_meta = models.JSONField(verbose_name=_("данные модели"), default=dict, blank=True)
     # Who wrote an operator message (kept when the account is deleted: the name is in the transcript).
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,

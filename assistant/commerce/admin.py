@@ -14,6 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from assistant.bots.admin_scoping import BotScopedAdmin
@@ -26,18 +27,19 @@ _CONFIGURED = (
     "url_template", "status_pointer", "date_pointer", "tracking_pointer", "phone_pointer", "email_pointer",
     "number_pattern", "second_factor", "enabled", "sample_number",
 )
-_OUTCOMES = {"found": _("найден"), "not_found": _("не найден (404)"), "unavailable": _("не проверить")}
+_OUTCOMES = {"found": gettext_lazy("найден"), "not_found": gettext_lazy("не найден (404)"),
+             "unavailable": gettext_lazy("не проверить")}
 
 
 class OrderEndpointForm(forms.ModelForm):
     headers = forms.CharField(
-        label=_("Секретные заголовки"), required=False, strip=False,
+        label=gettext_lazy("Секретные заголовки"), required=False, strip=False,
         widget=forms.Textarea(attrs={"rows": 3, "autocomplete": "off", "spellcheck": "false",
                                      "placeholder": "Authorization: Bearer …"}),
-        help_text=_("По одному на строку: «Имя: значение». Сохранённые значения не показываются; "
+        help_text=gettext_lazy("По одному на строку: «Имя: значение». Сохранённые значения не показываются; "
                     "оставьте поле пустым, чтобы их не менять."),
     )
-    clear_headers = forms.BooleanField(label=_("Удалить сохранённые заголовки"), required=False)
+    clear_headers = forms.BooleanField(label=gettext_lazy("Удалить сохранённые заголовки"), required=False)
 
     class Meta:
         model = OrderEndpoint
@@ -79,15 +81,16 @@ class OrderEndpointAdmin(BotScopedAdmin):
     list_filter = ("bot",)
     fieldsets = (
         (None, {"fields": ("bot", "enabled", "url_template", "headers", "clear_headers")}),
-        (_("Где в ответе (JSON Pointer)"), {"fields": ("status_pointer", "date_pointer", "tracking_pointer")}),
-        (_("Номер и второй фактор"), {"fields": ("number_pattern", "second_factor", "phone_pointer", "email_pointer",
-                                                 "sample_number")}),
+        (gettext_lazy("Где в ответе (JSON Pointer)"),
+         {"fields": ("status_pointer", "date_pointer", "tracking_pointer")}),
+        (gettext_lazy("Номер и второй фактор"),
+         {"fields": ("number_pattern", "second_factor", "phone_pointer", "email_pointer", "sample_number")}),
     )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         return ("bot",) if obj is not None else ()
 
-    @admin.display(description=_("заголовки"))
+    @admin.display(description=gettext_lazy("заголовки"))
     def header_list(self, obj: OrderEndpoint) -> str:
         return ", ".join(obj.header_names) or "—"
 
@@ -152,13 +155,14 @@ class OrderLookupAdmin(BotScopedAdmin):
 
 
 class CatalogUploadForm(forms.Form):
-    bot = forms.ModelChoiceField(queryset=Bot.objects.none(), label=_("Бот"))
-    feed = forms.FileField(label=_("Файл фида"), required=False, help_text=_("YML (.xml) или CSV"))
-    url = forms.URLField(label=_("Или адрес фида"), required=False, assume_scheme="https",
-                         help_text=_("Например https://shop.example/market.xml"))
+    bot = forms.ModelChoiceField(queryset=Bot.objects.none(), label=gettext_lazy("Бот"))
+    feed = forms.FileField(label=gettext_lazy("Файл фида"), required=False,
+                           help_text=gettext_lazy("YML (.xml) или CSV"))
+    url = forms.URLField(label=gettext_lazy("Или адрес фида"), required=False, assume_scheme="https",
+                         help_text=gettext_lazy("Например https://shop.example/market.xml"))
     every_hours = forms.IntegerField(
-        label=_("Обновлять каждые, ч"), required=False, min_value=1, max_value=24 * 365,
-        help_text=_("Только для фида по адресу: он будет загружаться заново сам, с подсчётом добавленных, "
+        label=gettext_lazy("Обновлять каждые, ч"), required=False, min_value=1, max_value=24 * 365,
+        help_text=gettext_lazy("Только для фида по адресу: он будет загружаться заново сам, с подсчётом добавленных, "
                     "изменённых и удалённых товаров. Пусто — только вручную."),
     )
 

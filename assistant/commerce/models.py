@@ -130,13 +130,14 @@ class CatalogOffer(models.Model):
     vendor = models.CharField(_("производитель"), max_length=200, blank=True)
     description = models.TextField(_("описание"), blank=True)
     params = models.JSONField(_("характеристики"), default=dict, blank=True)
-    content_hash = models.CharField(max_length=64)
+    content_hash = models.CharField(verbose_name=_("хэш содержимого"), max_length=64)
     # Search by meaning (commerce/embedding.py): no fixed dimension, like knowledge.Entry.embedding;
     # cleared whenever the offer changes, filled behind the import on the embed queue.
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=64, blank=True)
     # Name first (A), then vendor and category (B), then the description (C): products.py ranks by it.
     search_vector = models.GeneratedField(
+        verbose_name=_("поисковый индекс"),
         expression=models.Func(
             _weighted("A", "name"), _weighted("B", "vendor", "category"), _weighted("C", "description"),
             template="%(expressions)s", arg_joiner=" || ", output_field=SearchVectorField(),

@@ -12,6 +12,7 @@ import re
 from typing import Final
 
 import regex
+from django.utils.translation import gettext as _
 
 from assistant.commerce.models import DEFAULT_NUMBER_PATTERN, MAX_NUMBER
 
@@ -31,16 +32,16 @@ def compiled(pattern: str) -> regex.Pattern[str]:
 def pattern_error(pattern: str) -> str | None:
     """Why `pattern` cannot be a number pattern, or None."""
     if not pattern.strip():
-        return "шаблон пустой"
+        return _("шаблон пустой")
     try:
         rx = compiled(pattern)
     except regex.error as exc:
-        return f"шаблон не читается: {exc}"
+        return _("шаблон не читается: %(error)s") % {"error": exc}
     try:
         if rx.fullmatch("", timeout=TIMEOUT) is not None or regex.fullmatch(pattern, "", timeout=TIMEOUT):
-            return "шаблон подходит и к пустой строке"
+            return _("шаблон подходит и к пустой строке")
     except TimeoutError:
-        return "шаблон слишком сложный"
+        return _("шаблон слишком сложный")
     return None
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.commerce import endpoint as order_http
@@ -67,7 +68,7 @@ def order_endpoint_validate(
     limits = {"url_template": 500, "number_pattern": 100}
     for name, value in fields.items():
         if len(value) > limits.get(name, 200):
-            errors.setdefault(name, []).append(f"Не длиннее {limits.get(name, 200)} знаков.")
+            errors.setdefault(name, []).append(_("Не длиннее %(max)s знаков.") % {"max": limits.get(name, 200)})
     if errors:
         raise ValidationError(errors)
     check("url_template", validation.validate_url_template, url_template)
@@ -76,14 +77,14 @@ def order_endpoint_validate(
                         ("email_pointer", email_pointer)):
         check(name, validation.validate_pointer, value)
     if not status_pointer:
-        errors.setdefault("status_pointer", []).append("Укажите, где в ответе статус заказа, например /status.")
+        errors.setdefault("status_pointer", []).append(_("Укажите, где в ответе статус заказа, например /status."))
     check("number_pattern", validation.validate_number_pattern, number_pattern)
     if second_factor and not (phone_pointer or email_pointer):
         errors.setdefault("second_factor", []).append(
-            "Для второго фактора укажите, где в ответе телефон или e-mail покупателя."
+            _("Для второго фактора укажите, где в ответе телефон или e-mail покупателя.")
         )
     if len(sample_number) > MAX_NUMBER:
-        errors.setdefault("sample_number", []).append(f"Номер не длиннее {MAX_NUMBER} знаков.")
+        errors.setdefault("sample_number", []).append(_("Номер не длиннее %(max)s знаков.") % {"max": MAX_NUMBER})
     if errors:
         raise ValidationError(errors)
 

@@ -8,6 +8,7 @@ from typing import Final
 
 import jsonpointer
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from assistant.commerce import numbers
 from assistant.validators import validate_web_url
@@ -24,7 +25,7 @@ _UNSTORABLE: Final = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 def validate_plain(value: str) -> None:
     """One line of text PostgreSQL can store: no control characters, no lone surrogates."""
     if _UNSTORABLE.search(value):
-        raise ValidationError("Уберите управляющие и невидимые символы.", code="control")
+        raise ValidationError(_("Уберите управляющие и невидимые символы."), code="control")
 
 
 def validate_url_template(value: str) -> None:
@@ -32,8 +33,8 @@ def validate_url_template(value: str) -> None:
         PLACEHOLDER, ""
     ):
         raise ValidationError(
-            "В адресе должно быть ровно одно место для номера — {number}, например "
-            "https://shop.example/api/orders/{number}", code="placeholder",
+            _("В адресе должно быть ровно одно место для номера — {number}, например "
+              "https://shop.example/api/orders/{number}"), code="placeholder",
         )
     validate_web_url(value.replace(PLACEHOLDER, "1"))
 
@@ -45,7 +46,8 @@ def validate_pointer(value: str) -> None:
         jsonpointer.JsonPointer(value)
     except jsonpointer.JsonPointerException as exc:
         raise ValidationError(
-            f"«{value[:80]}» — не JSON Pointer: он начинается с «/», например /status или /delivery/date",
+            _("«%(value)s» — не JSON Pointer: он начинается с «/», например /status или /delivery/date")
+            % {"value": value[:80]},
             code="pointer",
         ) from exc
 
@@ -53,7 +55,7 @@ def validate_pointer(value: str) -> None:
 def validate_number_pattern(value: str) -> None:
     error = numbers.pattern_error(value)
     if error:
-        raise ValidationError(f"Шаблон номера не подходит: {error}.", code="pattern")
+        raise ValidationError(_("Шаблон номера не подходит: %(error)s.") % {"error": error}, code="pattern")
 
 
 def parse_headers(text: str) -> dict[str, str]:
@@ -66,14 +68,17 @@ def parse_headers(text: str) -> dict[str, str]:
         name, value = name.strip(), value.strip()
         if not sep or not _TOKEN.fullmatch(name) or not value:
             raise ValidationError(
-                f"Строка {number}: нужен вид «Имя: значение», например «Authorization: Bearer …».", code="header"
+                _("Строка %(n)s: нужен вид «Имя: значение», например «Authorization: Bearer …».") % {"n": number},
+                code="header",
             )
         if name.lower() in _FORBIDDEN:
-            raise ValidationError(f"Строка {number}: заголовок {name} задаёт сам сервер.", code="header")
+            raise ValidationError(
+                _("Строка %(n)s: заголовок %(name)s задаёт сам сервер.") % {"n": number, "name": name}, code="header")
         if len(value) > 2000 or _UNSTORABLE.search(value):
-            raise ValidationError(f"Строка {number}: значение слишком длинное или с управляющими символами.",
-                                  code="header")
+            raise ValidationError(
+                _("Строка %(n)s: значение слишком длинное или с управляющими символами.") % {"n": number},
+                code="header")
         headers[name] = value
     if len(headers) > MAX_HEADERS:
-        raise ValidationError(f"Не больше {MAX_HEADERS} заголовков.", code="header")
+        raise ValidationError(_("Не больше %(max)s заголовков.") % {"max": MAX_HEADERS}, code="header")
     return headers

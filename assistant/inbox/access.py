@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from assistant.bots.selectors import inbox_bots
 from assistant.chat import selectors
 from assistant.chat.exceptions import NotFound
 from assistant.chat.models import Conversation
 
-NOT_FOUND = "Разговор не найден. Возможно, его удалили или он относится к другому боту."
+# Marked, not translated here: the operator socket says it in its user's language (InboxConsumer._error).
+NOT_FOUND = gettext_noop("Разговор не найден. Возможно, его удалили или он относится к другому боту.")
 
 
 def inbox_bot_ids(user: Any) -> set[int]:

@@ -17,7 +17,11 @@ import logging
 import time
 from typing import Any, Final
 
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation.trans_real import parse_accept_lang_header
 
 from assistant.chat import access as chat_access
 from assistant.chat import frames as chat_frames
@@ -75,8 +79,22 @@ def _typing(user: Any, frame: frames.Typing, bot_ids: set[int]) -> None:
     handoff.operator_typing(conversation_id=conversation_id, on=frame.on)
 
 
+def scope_language(scope: dict[str, Any]) -> str:
+    """The operator's language, picked as LocaleMiddleware picks a page's: the language switch's
+    cookie, else the browser's Accept-Language, else the installation's."""
+    cookie = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+    asked = [lang for lang, _q in parse_accept_lang_header(chat_access.header(scope, b"accept-language") or "")]
+    for code in ([cookie] if cookie else []) + asked:
+        try:
+            return translation.get_supported_language_variant(code)
+        except LookupError:
+            continue
+    return str(settings.LANGUAGE_CODE)
+
+
 class InboxConsumer(DbThreadsConsumer):
     user: Any = None
+    language: str = "ru"
     bot_ids: set[int] | None = None  # None until hello
     checked_at = 0.0
     gone = False
@@ -85,14 +103,19 @@ class InboxConsumer(DbThreadsConsumer):
         self.opened: set[int] = set()
         self.feeds: set[str] = set()
         await self.accept()  # then refuse with a readable frame, as the widget socket does
+        self.language = scope_language(self.scope)
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self._refuse(CLOSE_LOGIN_REQUIRED, "login_required", "Войдите в систему, чтобы отвечать посетителям.")
+            with translation.override(self.language):
+                text = _("Войдите в систему, чтобы отвечать посетителям.")
+            await self._refuse(CLOSE_LOGIN_REQUIRED, "login_required", text)
             return
         origin = chat_access.header(self.scope, b"origin")
         if not chat_access.is_own_origin(origin, self.scope):
             logger.warning("inbox socket refused: origin %r is not this server's", origin)
-            await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", "Входящие открываются только с этого сервера.")
+            with translation.override(self.language):
+                text = _("Входящие открываются только с этого сервера.")
+            await self._refuse(CLOSE_ORIGIN_REFUSED, "origin_refused", text)
             return
         self.user = user
 
@@ -118,9 +141,12 @@ class InboxConsumer(DbThreadsConsumer):
             logger.exception("operator frame failed for user %s", self.user.pk)
             await self._send(self._error(ServerError(), frame))
 
-    @staticmethod
-    def _error(error: ChatError, frame: frames.OperatorFrame | None) -> dict[str, Any]:
-        result = chat_frames.error_frame(error, client_msg_id=getattr(frame, "client_msg_id", None))
+    def _error(self, error: ChatError, frame: frames.OperatorFrame | None) -> dict[str, Any]:
+        result = chat_frames.error_frame(error, client_msg_id=getattr(frame, "client_msg_id", None),
+                                         language=self.language)
+        if error.custom:  # a Russian text marked for translation where it was raised (gettext_noop)
+            with translation.override(self.language):
+                result["message"] = _(error.custom)
         if hasattr(frame, "conversation_id"):
             result["conversation_id"] = frame.conversation_id  # type: ignore[union-attr]
         if hasattr(error, "holder"):

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from django.utils.translation import gettext_noop
+
 from assistant.chat.exceptions import BadFrame
 from assistant.chat.frames import field_id, field_int, field_str, load_object
 
@@ -50,7 +52,8 @@ ACTIONS: Final = frozenset({"open", "take", "release", "close"})
 def _conversation_id(data: dict[str, Any]) -> int:
     value = field_int(data, "conversation_id")
     if value is None or not 0 < value < 2**63:
-        raise BadFrame("Не удалось разобрать сообщение: поле «conversation_id» должно быть номером разговора.")
+        raise BadFrame(
+            gettext_noop("Не удалось разобрать сообщение: поле «conversation_id» должно быть номером разговора."))
     return value
 
 
@@ -61,7 +64,7 @@ def _message(data: dict[str, Any]) -> SendMessage:
 def _typing(data: dict[str, Any]) -> Typing:
     on = data.get("on")
     if not isinstance(on, bool):
-        raise BadFrame("Не удалось разобрать сообщение: поле «on» должно быть true или false.")
+        raise BadFrame(gettext_noop("Не удалось разобрать сообщение: поле «on» должно быть true или false."))
     return Typing(_conversation_id(data), on)
 
 
@@ -79,5 +82,5 @@ def parse(text_data: str | None, bytes_data: bytes | None) -> OperatorFrame:
     kind = data.get("type")
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is None:
-        raise BadFrame("Не удалось разобрать сообщение: неизвестный тип.")
+        raise BadFrame(gettext_noop("Не удалось разобрать сообщение: неизвестный тип."))
     return parser(data)

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from assistant.chat import frames as chat_frames
@@ -65,12 +66,13 @@ def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
     # The links are "<inbox>c/<id>/", the `inbox:conversation` route (one reverse per page, not per row).
     base = reverse("inbox:index")
     visitor, waits = _("Посетитель #%(id)s"), _("ждёт %(since)s")
+    clock = "h:i A" if get_language() == "en" else "H:i"  # as inbox.js's Intl.DateTimeFormat: 09:05 AM / 09:05
     rows = []
     for c in conversations:
         if c.state == Conversation.State.WAITING_OPERATOR and c.waiting_since:
             when = waits % {"since": timesince(c.waiting_since, now)}
         else:
-            when = date_format(timezone.localtime(c.updated_at), "H:i")
+            when = date_format(timezone.localtime(c.updated_at), clock)
         preview = c.last_message.text if c.last_message else ""  # type: ignore[attr-defined]
         rows.append(Row(c, f"{base}c/{c.pk}/", c.visitor_name or visitor % {"id": c.pk}, when,
                         Truncator(preview).chars(90)))

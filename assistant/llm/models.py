@@ -22,7 +22,7 @@ class BotLLMSettings(models.Model):
         OPENAI = "openai", _("OpenAI-совместимый")
         NONE = "none", _("без модели (только поиск по справке)")
 
-    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="llm_settings")
+    bot = models.OneToOneField(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="llm_settings")
     provider = models.CharField(
         _("поставщик"), max_length=16, choices=Provider.choices, default=Provider.DEFAULT, blank=True
     )
@@ -46,7 +46,7 @@ class BotLLMSettings(models.Model):
 class Usage(models.Model):
     """One line per model call, failed calls included (zero tokens, zero cost, real latency)."""
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="llm_usage")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="llm_usage")
     route = models.CharField(_("маршрут"), max_length=64)
     purpose = models.CharField(_("назначение"), max_length=64)
     run_id = models.BigIntegerField(_("прогон"), null=True, blank=True, db_index=True)
@@ -87,7 +87,7 @@ class RunEvent(models.Model):
         BUDGET_SPENT = "budget_spent", _("бюджет ремонтов исчерпан")
         PUBLISH = "publish", _("публикация")
 
-    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="run_events")
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="run_events")
     # A plain number, not a foreign key: the chat app owns conversations and may come and go.
     conversation_id = models.BigIntegerField(_("разговор"), null=True, blank=True, db_index=True)
     # The run of an async route this row belongs to (a plain number too: routes own their runs).

@@ -77,9 +77,11 @@
     return Math.max(0, Math.floor((Date.now() - Date.parse(iso)) / 60000));
   }
 
+  // Times in the page's language (<html lang>), as the server renders them: "09:05" / "09:05 AM".
+  const TIME_FORMAT = new Intl.DateTimeFormat(document.documentElement.lang || "ru", { hour: "2-digit", minute: "2-digit" });
+
   function hhmm(iso) {
-    const d = new Date(iso);
-    return String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0");
+    return TIME_FORMAT.format(new Date(iso));
   }
 
   function pendingAll() {

@@ -1,7 +1,9 @@
 /*
  * Spravka chat widget. One tag, no build step, no dependencies:
  *   <script src="https://APP/static/assistant/widget.js" data-bot="PUBLIC_KEY" async></script>
- * Optional attributes: data-lang="en" (Russian by default), data-title="Header text".
+ * Optional attributes: data-lang="en" or "ru" (the interface language; without it the widget follows the
+ * page's own <html lang>: "en…" gives English, anything else Russian; the snippet of an English bot carries
+ * data-lang="en"), data-title="Header text".
  *
  * What must stay true:
  * - Everything lives in an open Shadow DOM: the shop's CSS cannot break the widget and ours
@@ -24,7 +26,8 @@
   if (!script || !script.getAttribute("data-bot")) return;
 
   const BOT = script.getAttribute("data-bot");
-  const LANG = script.getAttribute("data-lang") === "en" ? "en" : "ru";
+  const LANG = (script.getAttribute("data-lang") || document.documentElement.lang || "ru").toLowerCase()
+    .startsWith("en") ? "en" : "ru";
   const SRC = new URL(script.src, location.href);
   // The app may be mounted under a path prefix: keep everything before /static/.
   const APP_PATH = SRC.pathname.split("/static/")[0];

@@ -1,4 +1,5 @@
-// Charts of the «Итоги и точность» page (feedback/admin.py), drawn with the vendored Chart.js.
+// Charts of the «Итоги и точность» page (feedback/admin.py), drawn with the vendored Chart.js; every text
+// (week labels, legends) comes translated in the page's data.
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("stats-data").textContent);
@@ -7,14 +8,14 @@
   if (canvas("chart-accuracy")) {
     new Chart(canvas("chart-accuracy"), {
       type: "line",
-      data: { labels: data.weeks, datasets: [{ label: "Точность, %", data: data.accuracy.map((a) => a === null ? null : Math.round(a * 100)), borderColor: "#2f7d32", backgroundColor: "#2f7d32", spanGaps: true, tension: 0.2 }] },
+      data: { labels: data.weeks, datasets: [{ label: data.legend.accuracy, data: data.accuracy.map((a) => a === null ? null : Math.round(a * 100)), borderColor: "#2f7d32", backgroundColor: "#2f7d32", spanGaps: true, tension: 0.2 }] },
       options: { animation: false, scales: { y: { min: 0, max: 100, ticks: { callback: (v) => v + "%" } } } },
     });
   }
   if (canvas("chart-gaps")) {
     new Chart(canvas("chart-gaps"), {
       type: "bar",
-      data: { labels: data.weeks, datasets: [{ label: "Вопросов без ответа", data: data.gaps, backgroundColor: "#c0504d" }] },
+      data: { labels: data.weeks, datasets: [{ label: data.legend.gaps, data: data.gaps, backgroundColor: "#c0504d" }] },
       options: { animation: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } },
     });
   }

@@ -252,6 +252,20 @@ def test_english_ui_with_data_lang(page: Page, fake_chat: FakeChat, shop_factory
     expect(widget.launcher).to_have_attribute("aria-label", "Close chat")
 
 
+def test_without_data_lang_the_widget_follows_the_pages_language(
+    page: Page, fake_chat: FakeChat, shop_factory: ShopFactory
+):
+    english_page = '<script>document.documentElement.lang = "en-GB";</script>'
+    page.goto(shop_factory(english_page + snippet(fake_chat.url, "test-key")))
+    widget = Widget(page)
+    expect(widget.launcher).to_have_attribute("aria-label", "Open chat")
+    widget.open()
+    expect(widget.input).to_have_attribute("placeholder", "Type a question…")
+
+    page.goto(shop_factory(english_page + snippet(fake_chat.url, "test-key", lang="ru")))  # the tag wins
+    expect(Widget(page).launcher).to_have_attribute("aria-label", "Открыть чат")
+
+
 def test_on_a_phone_the_panel_fills_the_screen(page: Page, fake_shop: str):
     page.set_viewport_size(PHONE)
     page.goto(fake_shop)

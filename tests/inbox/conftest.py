@@ -89,12 +89,18 @@ async def connect_operator() -> AsyncIterator[ConnectOperator]:
 
     opened: list[Operator] = []
 
-    async def _connect(user=None, *, origin: str | None = OWN_ORIGIN, expect_open: bool = True) -> Operator:
+    async def _connect(user=None, *, origin: str | None = OWN_ORIGIN, expect_open: bool = True,
+                       accept_language: str = "", language_cookie: str = "") -> Operator:
         headers = [(b"host", HOST.encode())]
         if origin:
             headers.append((b"origin", origin.encode()))
-        if user is not None:
-            headers.append((b"cookie", f"sessionid={await in_db(session_cookie)(user)}".encode()))
+        cookies = [f"sessionid={await in_db(session_cookie)(user)}"] if user is not None else []
+        if language_cookie:  # what the language switch sets
+            cookies.append(f"django_language={language_cookie}")
+        if cookies:
+            headers.append((b"cookie", "; ".join(cookies).encode()))
+        if accept_language:
+            headers.append((b"accept-language", accept_language.encode()))
         communicator = WebsocketCommunicator(application, "/ws/inbox/", headers=headers)
         connected, _ = await communicator.connect(timeout=10)
         assert connected

@@ -28,6 +28,31 @@ async def test_a_socket_without_a_session_is_told_to_log_in(connect_operator):
     assert (await anonymous.ws.receive_output(timeout=5)) == {"type": "websocket.close", "code": 4401}
 
 
+async def test_errors_come_in_the_operators_language(connect_operator, operator):
+    """The switch's cookie, else the browser's Accept-Language, else the installation's Russian."""
+    anonymous = await connect_operator(None, accept_language="en-US,en;q=0.9")
+    assert (await anonymous.recv())["message"] == "Sign in to answer visitors."
+    english = await connect_operator(operator, accept_language="en-US,en;q=0.9")
+    await english.hello()
+    await english.send(type="open", conversation_id=999_999_999)
+    assert (await english.recv())["message"].startswith("Conversation not found.")
+    await english.send(type="take", conversation_id="first")  # the chat's own texts per language
+    assert (await english.recv())["message"].startswith("The message could not be read")
+    await english.send(type="take", conversation_id=0)  # the inbox's, through its catalog
+    assert (await english.recv())["message"] == (
+        "Could not read the message: the field “conversation_id” must be a conversation's number.")
+    await english.send(type="dance")
+    assert (await english.recv())["message"] == "Could not read the message: unknown type."
+    switched = await connect_operator(operator, accept_language="en-US", language_cookie="ru")
+    await switched.hello()
+    await switched.send(type="open", conversation_id=999_999_999)
+    assert (await switched.recv())["message"].startswith("Разговор не найден.")
+    russian = await connect_operator(operator)
+    await russian.hello()
+    await russian.send(type="open", conversation_id=999_999_999)
+    assert (await russian.recv())["message"].startswith("Разговор не найден.")
+
+
 async def test_another_sites_page_cannot_open_the_inbox(connect_operator, operator):
     foreign = await connect_operator(operator, origin="https://evil.example")
     assert (await foreign.recv())["code"] == "origin_refused"

@@ -153,6 +153,19 @@ def test_a_csv_with_bad_rows_imports_nothing_and_lists_every_bad_row(bot):
     assert not Entry.objects.filter(bot=bot).exists()
 
 
+def test_an_owner_reading_english_gets_the_same_rows_in_english(bot):
+    from django.utils import translation
+
+    with translation.override("en"), pytest.raises(RowsInvalid) as refused:
+        qa_import_csv(bot=bot, data=BAD_CSV.encode("cp1251"), filename="faq.csv")
+
+    assert refused.value.problems[:3] == [
+        "line 6: the question is empty", "line 7: the answer is empty", "line 8: the weight “много” is not a number",
+    ]
+    assert refused.value.message.startswith(
+        "The file “faq.csv” was not imported, nothing was saved. Fix:\nline 6: the question is empty\n")
+
+
 def test_a_quoted_answer_spanning_lines_does_not_shift_the_line_numbers(bot):
     data = b'question,answer\n"Q1","line one\nline two"\n"Q2",\n'
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.models import Bot
@@ -13,7 +14,8 @@ from feedback.digest import digest_send
 
 
 class Command(BaseCommand):
-    help = "Отправить владельцам сводку за прошлую неделю: senddigest [SLUG]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Отправить владельцам сводку за прошлую неделю: senddigest [SLUG]")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", nargs="?", default=None)
@@ -27,6 +29,8 @@ class Command(BaseCommand):
             try:
                 sent = digest_send(bot=bot)
             except OSError as exc:  # the SMTP server refused or is unreachable
-                raise CommandError(f"Не удалось отправить сводку «{bot.name}»: {exc}") from exc
-            self.stdout.write(f"{bot.slug}: сводка отправлена {sent} адресатам" if sent
-                              else f"{bot.slug}: у бота нет владельцев с e-mail, сводка не отправлена")
+                raise CommandError(_("Не удалось отправить сводку «%(name)s»: %(error)s") % {
+                    "name": bot.name, "error": exc}) from exc
+            self.stdout.write(_("%(slug)s: сводка отправлена %(n)s адресатам") % {"slug": bot.slug, "n": sent} if sent
+                              else _("%(slug)s: у бота нет владельцев с e-mail, сводка не отправлена") % {
+                                  "slug": bot.slug})

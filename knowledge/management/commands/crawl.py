@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 from tqdm import tqdm
 
 from assistant.bots.exceptions import BotNotFound
@@ -31,15 +32,15 @@ class ProgressBar:
     """tqdm over pages, then over embeddings; silent when stdout is not a terminal (logs, CI)."""
 
     def __init__(self, label: str) -> None:
-        self.bar = tqdm(total=0, desc=label, unit="стр", file=sys.stderr, disable=not sys.stdout.isatty(),
+        self.bar = tqdm(total=0, desc=label, unit=_("стр"), file=sys.stderr, disable=not sys.stdout.isatty(),
                         leave=False)
         self.embedding = False
 
     def __call__(self, run: CrawlRun) -> None:
         if run.status == CrawlRun.Status.EMBEDDING and not self.embedding:
             self.embedding = True
-            self.bar.unit = "зап"
-            self.bar.set_description("Векторы", refresh=False)
+            self.bar.unit = _("зап")
+            self.bar.set_description(_("Векторы"), refresh=False)
             self.bar.reset(total=run.embeddings_total)
         done, total = (
             (run.embeddings_done, run.embeddings_total) if self.embedding else (run.pages_done, run.pages_total)
@@ -53,14 +54,15 @@ class ProgressBar:
 
 
 class Command(BaseCommand):
-    help = "Обойти сайт бота и обновить знания: crawl SLUG [--url URL] [--max-pages N]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Обойти сайт бота и обновить знания: crawl SLUG [--url URL] [--max-pages N]")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("slug", help="код бота")
-        parser.add_argument("--url", default="", help="адрес сайта; без него — все источники-сайты бота")
-        parser.add_argument("--max-pages", type=_positive, default=None, help="не больше N страниц")
-        parser.add_argument("--no-embed", action="store_true", help="не считать векторы сейчас (посчитает "
-                            "следующий обход или задача embed_bot)")
+        parser.add_argument("slug", help=_("код бота"))
+        parser.add_argument("--url", default="", help=_("адрес сайта; без него — все источники-сайты бота"))
+        parser.add_argument("--max-pages", type=_positive, default=None, help=_("не больше N страниц"))
+        parser.add_argument("--no-embed", action="store_true", help=_("не считать векторы сейчас (посчитает "
+                            "следующий обход или задача embed_bot)"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -73,7 +75,7 @@ class Command(BaseCommand):
             if run.status == CrawlRun.Status.FAILED:
                 failures.append(f"{source.url}: {run.message}")
         if failures:
-            raise CommandError("Обход не удался. " + " ".join(failures))
+            raise CommandError(_("Обход не удался.") + " " + " ".join(failures))
 
     def sources(self, bot: Bot, url: str) -> list[Source]:
         if url:
@@ -82,18 +84,20 @@ class Command(BaseCommand):
         if sources:
             return sources
         if not bot.site_url:
-            raise CommandError(f"У бота «{bot.slug}» не указан адрес сайта. Укажите его: --url https://…")
+            raise CommandError(_("У бота «%(slug)s» не указан адрес сайта. Укажите его: --url https://…") % {
+                "slug": bot.slug})
         return [source_get_or_create(bot=bot, kind=Source.Kind.SITE, url=self.checked_url(bot.site_url))]
 
     def checked_url(self, url: str) -> str:
         normalized = normalize_url(url)
         if not normalized:
-            raise CommandError(f"Неправильный адрес сайта: «{url}». Нужен адрес вида https://shop.ru/")
+            raise CommandError(
+                _("Неправильный адрес сайта: «%(url)s». Нужен адрес вида https://shop.ru/") % {"url": url})
         return normalized
 
     def crawl(self, source: Source, max_pages: int | None, *, embed: bool) -> CrawlRun:
         run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
-        bar = ProgressBar("Страницы")
+        bar = ProgressBar(_("Страницы"))
         try:
             crawl_source(run=run, max_pages=max_pages, progress=bar, embed=embed)
         finally:
@@ -103,18 +107,16 @@ class Command(BaseCommand):
 
     def summary(self, run: CrawlRun, *, embed: bool) -> None:
         ok = run.status == CrawlRun.Status.DONE
-        status = self.style.SUCCESS("готово") if ok else self.style.ERROR("ошибка")
-        self.stdout.write(f"Обход {run.source.url} — {status}")
-        self.stdout.write(
-            f"Страницы: загружено {run.fetched}, без изменений {run.unchanged}, "
-            f"пропущено {run.skipped}, с ошибкой {run.failed}"
-        )
+        status = self.style.SUCCESS(_("готово")) if ok else self.style.ERROR(_("ошибка"))
+        self.stdout.write(_("Обход %(url)s — %(status)s") % {"url": run.source.url, "status": status})
+        self.stdout.write(_("Страницы: загружено %(fetched)s, без изменений %(unchanged)s, пропущено %(skipped)s, "
+                            "с ошибкой %(failed)s") % {"fetched": run.fetched, "unchanged": run.unchanged,
+                                                       "skipped": run.skipped, "failed": run.failed})
         if ok and run.message:
             for line in run.message.splitlines():
                 self.stdout.write(f"  {line}")
-        self.stdout.write(
-            f"Записи: создано {run.entries_created}, обновлено {run.entries_updated}, "
-            f"отключено {run.entries_deactivated}"
-        )
+        self.stdout.write(_("Записи: создано %(created)s, обновлено %(updated)s, отключено %(deactivated)s") % {
+            "created": run.entries_created, "updated": run.entries_updated, "deactivated": run.entries_deactivated})
         if ok and embed:
-            self.stdout.write(f"Векторы: {run.embeddings_done} из {run.embeddings_total}")
+            self.stdout.write(_("Векторы: %(done)s из %(total)s") % {"done": run.embeddings_done,
+                                                                   "total": run.embeddings_total})

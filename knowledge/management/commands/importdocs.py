@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 from tqdm import tqdm
 
 from assistant.bots.exceptions import BotNotFound
@@ -31,13 +32,14 @@ def file_read(path: Path, *, limit: int | None = None) -> bytes:
             raise DocumentTooLarge(path.name, size, limit)
         return path.read_bytes()
     except FileNotFoundError as exc:
-        raise KnowledgeError(f"Файл «{path}» не найден. Проверьте путь.") from exc
+        raise KnowledgeError(_("Файл «%(path)s» не найден. Проверьте путь.") % {"path": path}) from exc
     except IsADirectoryError as exc:
-        raise KnowledgeError(f"«{path}» — это папка, а нужен файл.") from exc
+        raise KnowledgeError(_("«%(path)s» — это папка, а нужен файл.") % {"path": path}) from exc
     except PermissionError as exc:
-        raise KnowledgeError(f"Нет прав на чтение файла «{path}».") from exc
+        raise KnowledgeError(_("Нет прав на чтение файла «%(path)s».") % {"path": path}) from exc
     except (OSError, ValueError) as exc:  # a name with a NUL, too long a name, a broken device
-        raise KnowledgeError(f"Не удалось прочитать файл «{path!s:.200}»: {type(exc).__name__}.") from exc
+        raise KnowledgeError(_("Не удалось прочитать файл «%(path)s»: %(error)s.") % {
+            "path": f"{path!s:.200}", "error": type(exc).__name__}) from exc
 
 
 def bot_for_command(slug: str) -> Bot:
@@ -50,7 +52,7 @@ def bot_for_command(slug: str) -> Bot:
 def add_embedding_flag(parser: CommandParser) -> None:
     parser.add_argument(
         "--no-embed", action="store_true",
-        help="не считать векторы сейчас (их посчитает следующий проход векторизации)",
+        help=_("не считать векторы сейчас (их посчитает следующий проход векторизации)"),
     )
 
 
@@ -58,9 +60,9 @@ def embed_now(command: BaseCommand, bot: Bot, *, skip: bool) -> None:
     """The embedding pass for everything the import left without a vector, with a progress bar
     on a terminal and nothing but the final count in logs."""
     if skip:
-        command.stdout.write("Векторизация пропущена (--no-embed).")
+        command.stdout.write(_("Векторизация пропущена (--no-embed)."))
         return
-    bar = tqdm(total=0, desc="Векторы", unit="зап", file=sys.stderr, disable=not command.stdout.isatty(),
+    bar = tqdm(total=0, desc=_("Векторы"), unit=_("зап"), file=sys.stderr, disable=not command.stdout.isatty(),
                leave=False)
 
     def progress(done: int, total: int) -> None:
@@ -72,7 +74,7 @@ def embed_now(command: BaseCommand, bot: Bot, *, skip: bool) -> None:
         done = embed_pending(bot_id=bot.pk, batch_size=settings.EMBEDDING_BATCH, progress=progress)
     finally:
         bar.close()
-    command.stdout.write(f"Векторизовано записей: {done}")
+    command.stdout.write(_("Векторизовано записей: %(n)s") % {"n": done})
 
 
 def result_line(label: str, result: ImportResult) -> str:
@@ -80,23 +82,25 @@ def result_line(label: str, result: ImportResult) -> str:
 
 
 class Command(BaseCommand):
-    help = "Импортировать документы (PDF, DOCX, TXT, Markdown) в знания бота: importdocs SLUG FILE..."
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Импортировать документы (PDF, DOCX, TXT, Markdown) в знания бота: importdocs SLUG FILE...")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
-        parser.add_argument("--url", default="", help="где документ опубликован (только для одного файла)")
+        parser.add_argument("--url", default="", help=_("где документ опубликован (только для одного файла)"))
         add_embedding_flag(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         bot = bot_for_command(options["slug"])
         files: list[Path] = options["files"]
         if options["url"] and len(files) > 1:
-            raise CommandError("--url можно указать только для одного файла.")
+            raise CommandError(_("--url можно указать только для одного файла."))
         failed = [path for path in files if not self._import(bot, path, options["url"])]
         embed_now(self, bot, skip=options["no_embed"] or len(failed) == len(files))
         if failed:
-            raise CommandError(f"Не импортировано файлов: {len(failed)} из {len(files)}.")
+            raise CommandError(_("Не импортировано файлов: %(failed)s из %(total)s.") % {"failed": len(failed),
+                                                                                         "total": len(files)})
 
     def _import(self, bot: Bot, path: Path, url: str) -> bool:
         try:

@@ -4,6 +4,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.models import Membership
@@ -11,19 +13,20 @@ from assistant.bots.selectors import bot_by_slug
 from assistant.bots.services import membership_add
 
 WHERE = {
-    Membership.Role.OWNER: "входит в админку: /admin/ (настройки и знания бота)",
-    Membership.Role.OPERATOR: "входит на /accounts/login/ и отвечает посетителям во входящих: /inbox/",
+    Membership.Role.OWNER: gettext_lazy("входит в админку: /admin/ (настройки и знания бота)"),
+    Membership.Role.OPERATOR: gettext_lazy("входит на /accounts/login/ и отвечает посетителям во входящих: /inbox/"),
 }
 
 
 class Command(BaseCommand):
-    help = "Дать человеку роль в боте: addmember SLUG EMAIL --role owner|operator [--password P]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Дать человеку роль в боте: addmember SLUG EMAIL --role owner|operator [--password P]")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("slug", help="код бота")
-        parser.add_argument("email", help="e-mail, он же логин; учётная запись создаётся, если её нет")
-        parser.add_argument("--role", required=True, help="owner (владелец) или operator (оператор)")
-        parser.add_argument("--password", default="", help="пароль новой учётной записи (иначе будет создан)")
+        parser.add_argument("slug", help=_("код бота"))
+        parser.add_argument("email", help=_("e-mail, он же логин; учётная запись создаётся, если её нет"))
+        parser.add_argument("--role", required=True, help=_("owner (владелец) или operator (оператор)"))
+        parser.add_argument("--password", default="", help=_("пароль новой учётной записи (иначе будет создан)"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -38,16 +41,19 @@ class Command(BaseCommand):
         membership = result.membership
         user, role = membership.user, Membership.Role(membership.role)
         if result.previous_role:
-            what = f"теперь {role.label} (была роль: {Membership.Role(result.previous_role).label})"
+            what = _("теперь %(role)s (была роль: %(before)s)") % {
+                "role": role.label, "before": Membership.Role(result.previous_role).label}
         elif result.membership_created:
             what = str(role.label)
         else:
-            what = f"уже {role.label}"
-        self.stdout.write(self.style.SUCCESS(f"{user.username} — {what} бота «{bot.slug}»; {WHERE[role]}"))
+            what = _("уже %(role)s") % {"role": role.label}
+        self.stdout.write(self.style.SUCCESS(_("%(user)s — %(what)s бота «%(slug)s»; %(where)s") % {
+            "user": user.username, "what": what, "slug": bot.slug, "where": WHERE[role]}))
         if result.password:
-            self.stdout.write(f"Новая учётная запись: {user.username} / пароль: {result.password}")
+            self.stdout.write(_("Новая учётная запись: %(user)s / пароль: %(password)s") % {
+                "user": user.username, "password": result.password})
         elif result.user_created:
-            self.stdout.write(f"Новая учётная запись: {user.username}, пароль задан в --password")
+            self.stdout.write(_("Новая учётная запись: %(user)s, пароль задан в --password") % {"user": user.username})
         elif options["password"]:
-            self.stdout.write("Учётная запись уже была: её пароль не изменён (--password только для новой).")
+            self.stdout.write(_("Учётная запись уже была: её пароль не изменён (--password только для новой)."))
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
 
 from assistant.bots.apikeys import ApiKeyNotFound, api_key_create, api_key_revoke
 from assistant.bots.exceptions import BotNotFound
@@ -15,14 +17,15 @@ from assistant.bots.selectors import bot_by_slug
 
 
 class Command(BaseCommand):
-    help = "Ключи REST API бота: apikey SLUG --name NAME | --revoke PREFIX | --list"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Ключи REST API бота: apikey SLUG --name NAME | --revoke PREFIX | --list")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("slug", help="код бота")
+        parser.add_argument("slug", help=_("код бота"))
         group = parser.add_mutually_exclusive_group(required=True)
-        group.add_argument("--name", help="создать ключ с этим названием (для кого он), ключ печатается один раз")
-        group.add_argument("--revoke", metavar="PREFIX", help="отозвать ключ по его началу (spr_xxxxxxxxxx)")
-        group.add_argument("--list", action="store_true", help="показать ключи бота")
+        group.add_argument("--name", help=_("создать ключ с этим названием (для кого он), ключ печатается один раз"))
+        group.add_argument("--revoke", metavar="PREFIX", help=_("отозвать ключ по его началу (spr_xxxxxxxxxx)"))
+        group.add_argument("--list", action="store_true", help=_("показать ключи бота"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -31,10 +34,12 @@ class Command(BaseCommand):
                 self._list(bot.api_keys.all())
             elif options["revoke"] is not None:
                 row = api_key_revoke(bot=bot, prefix=options["revoke"])
-                self.stdout.write(self.style.SUCCESS(f"Ключ spr_{row.prefix}… («{row.name}») отозван."))
+                self.stdout.write(self.style.SUCCESS(
+                    _("Ключ spr_%(prefix)s… («%(name)s») отозван.") % {"prefix": row.prefix, "name": row.name}))
             else:
                 row, key = api_key_create(bot=bot, name=options["name"])
-                self.stderr.write(f"Ключ «{row.name}» для бота «{bot.slug}». Сохраните его: он показан один раз.")
+                self.stderr.write(_("Ключ «%(name)s» для бота «%(slug)s». Сохраните его: он показан один раз.") % {
+                    "name": row.name, "slug": bot.slug})
                 self.stdout.write(key)
         except (BotNotFound, ApiKeyNotFound) as exc:
             raise CommandError(str(exc)) from exc
@@ -44,8 +49,13 @@ class Command(BaseCommand):
     def _list(self, keys: Any) -> None:
         rows: list[ApiKey] = list(keys)
         if not rows:
-            self.stdout.write("У бота нет ключей API. Создайте: apikey SLUG --name NAME")
+            self.stdout.write(_("У бота нет ключей API. Создайте: apikey SLUG --name NAME"))
         for row in rows:
-            state = f"отозван {row.revoked_at:%d.%m.%Y %H:%M}" if row.revoked_at else "действует"
-            used = f"{row.last_used_at:%d.%m.%Y %H:%M}" if row.last_used_at else "не использовался"
-            self.stdout.write(f"spr_{row.prefix}…  {row.name}  {state}; последний запрос: {used}")
+            state = _("отозван %(when)s") % {"when": when(row.revoked_at)} if row.revoked_at else _("действует")
+            used = when(row.last_used_at) if row.last_used_at else _("не использовался")
+            self.stdout.write(_("spr_%(prefix)s…  %(name)s  %(state)s; последний запрос: %(used)s") % {
+                "prefix": row.prefix, "name": row.name, "state": state, "used": used})
+
+
+def when(moment: Any) -> str:
+    return formats.date_format(timezone.localtime(moment), "SHORT_DATETIME_FORMAT")

@@ -4,17 +4,19 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.services import bot_create
 
 
 class Command(BaseCommand):
-    help = "Создать бота для сайта: createbot SLUG --site URL [--owner EMAIL]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Создать бота для сайта: createbot SLUG --site URL [--owner EMAIL]")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
-        parser.add_argument("--site", required=True, help="адрес сайта, например https://shop.example/")
-        parser.add_argument("--owner", default="", help="e-mail владельца (получит доступ к админке)")
+        parser.add_argument("--site", required=True, help=_("адрес сайта, например https://shop.example/"))
+        parser.add_argument("--owner", default="", help=_("e-mail владельца (получит доступ к админке)"))
         parser.add_argument("--name", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -24,6 +26,8 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        self.stdout.write(self.style.SUCCESS(f"Бот «{bot.slug}» создан. Ключ виджета: {bot.public_key}"))
+        self.stdout.write(self.style.SUCCESS(
+            _("Бот «%(slug)s» создан. Ключ виджета: %(key)s") % {"slug": bot.slug, "key": bot.public_key}))
         if password:
-            self.stdout.write(f"Владелец: {options['owner']} / пароль: {password}")
+            self.stdout.write(_("Владелец: %(email)s / пароль: %(password)s") % {"email": options["owner"],
+                                                                               "password": password})

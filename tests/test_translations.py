@@ -1,0 +1,229 @@
+"""English is complete and in step with the source, for every catalog of the repository.
+
+- every catalog (`locale/` and each app's `<app>/locale/`): every msgid translated, nothing fuzzy,
+  the placeholders of each msgstr the same as its msgid's;
+- its django.mo (built by `make install`) says exactly what its django.po says;
+- every string the source marks for translation (gettext & co. in Python, {% translate %} and
+  {% blocktranslate %} in templates) is in some catalog: a string added later without an English
+  text fails here, named with its file and line;
+- Django serves the English texts, and the Russian ones stay the source.
+"""
+
+from __future__ import annotations
+
+import ast
+import gettext
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+from django.utils import translation
+from django.utils.translation.template import templatize
+
+from tests.conftest import REPO
+
+SKIP_DIRS = {".venv", ".data", ".git", "node_modules", "tests", "bench", "demo", "migrations", "build"}
+FIX = ("fill it in {po} (cd to the folder above locale/ and run `../.venv/bin/python ../manage.py makemessages -l en`, "
+       "or `.venv/bin/python manage.py makemessages -l en` for the root catalog), then `make install`")
+
+# The keywords makemessages gives xgettext (and xgettext's own Python defaults): name -> (context, msgid, plural)
+# positions of the arguments.
+KEYWORDS: dict[str, tuple[int | None, int, int | None]] = {
+    "_": (None, 0, None), "gettext": (None, 0, None), "gettext_lazy": (None, 0, None), "gettext_noop": (None, 0, None),
+    "ngettext": (None, 0, 1), "ngettext_lazy": (None, 0, 1),
+    "pgettext": (0, 1, None), "pgettext_lazy": (0, 1, None), "npgettext": (0, 1, 2), "npgettext_lazy": (0, 1, 2),
+}
+
+
+def walk(suffixes: tuple[str, ...]) -> Iterator[Path]:
+    for path in sorted(REPO.rglob("*")):
+        parts = path.relative_to(REPO).parts
+        if path.suffix in suffixes and not SKIP_DIRS.intersection(parts[:-1]) and path.is_file():
+            yield path
+
+
+def catalogs() -> list[Path]:
+    found = [path for path in REPO.rglob("locale/*/LC_MESSAGES/django.po")
+             if not {".venv", ".data"}.intersection(path.relative_to(REPO).parts)]
+    return sorted(found)
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(REPO))
+
+
+@dataclass(frozen=True)
+class Marked:
+    """One string the source marks for translation."""
+
+    where: str  # file:line
+    msgid: str
+    context: str | None = None
+    plural: str | None = None
+
+
+def python_strings(path: Path) -> Iterator[Marked]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node.func, ast.Attribute) else None)
+        if name not in KEYWORDS:
+            continue
+        ctx_at, id_at, plural_at = KEYWORDS[name]
+
+        def literal(at: int | None, call: ast.Call = node) -> str | None:
+            if at is None or at >= len(call.args):
+                return None
+            arg = call.args[at]
+            return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+
+        msgid = literal(id_at)
+        if msgid:  # gettext(variable) translates what a literal elsewhere marked
+            yield Marked(f"{rel(path)}:{node.lineno}", msgid, literal(ctx_at), literal(plural_at))
+
+
+def template_strings(path: Path) -> Iterator[Marked]:
+    """The strings of {% translate %} / {% blocktranslate %}, read the way makemessages reads them: Django's
+    templatize turns the template into gettext() calls (the rest blanked out, lines kept)."""
+    code = templatize(path.read_text(encoding="utf-8"), origin=str(path))
+    code = "\n".join(line.lstrip() for line in code.splitlines())  # repr'd strings: no line is inside one
+    tokens = [t for t in tokenize.generate_tokens(StringIO(code).readline)
+              if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT)]
+    for i, token in enumerate(tokens):
+        if token.type != tokenize.NAME or token.string not in KEYWORDS:
+            continue
+        if i + 1 >= len(tokens) or tokens[i + 1].string != "(":
+            continue
+        args: list[str | None] = []
+        for arg in tokens[i + 2:]:
+            if arg.string == ")":
+                break
+            if arg.string != ",":
+                args.append(ast.literal_eval(arg.string) if arg.type == tokenize.STRING else None)
+        ctx_at, id_at, plural_at = KEYWORDS[token.string]
+        def pick(at: int | None, args: list[str | None] = args) -> str | None:
+            return args[at] if at is not None and at < len(args) else None
+
+        if pick(id_at):
+            yield Marked(f"{rel(path)}:{token.start[0]}", pick(id_at) or "", pick(ctx_at), pick(plural_at))
+
+
+def marked_strings() -> list[Marked]:
+    found = [m for path in walk((".py",)) for m in python_strings(path)]
+    templates = [p for p in walk((".html", ".txt")) if "templates" in p.relative_to(REPO).parts]
+    return found + [m for path in templates for m in template_strings(path)]
+
+
+def entries(po: Path) -> list:
+    with po.open("rb") as handle:
+        return [message for message in read_po(handle, locale="en") if message.id]
+
+
+PLACEHOLDERS = re.compile(r"%\(\w+\)[sdfr]|%[sdf]|\{\w*\}")
+
+
+def test_every_catalog_is_found():
+    found = {rel(po) for po in catalogs()}
+    assert {"locale/en/LC_MESSAGES/django.po", "assistant/bots/locale/en/LC_MESSAGES/django.po",
+            "routes/locale/en/LC_MESSAGES/django.po"} <= found
+
+
+@pytest.mark.parametrize("po", catalogs(), ids=rel)
+def test_every_entry_is_translated_and_none_is_fuzzy(po):
+    problems = []
+    with po.open("rb") as handle:
+        catalog = read_po(handle, locale="en")
+    if catalog.fuzzy:
+        problems.append("the header is marked fuzzy (remove `#, fuzzy` above msgid \"\")")
+    for message in catalog:
+        if not message.id:
+            continue
+        shown = message.id if isinstance(message.id, str) else message.id[0]
+        where = ", ".join(f"{file}:{line}" for file, line in message.locations[:2]) or "no reference"
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if message.fuzzy:
+            problems.append(f"fuzzy: {shown!r} ({where})")
+        if not all(strings):
+            problems.append(f"no English: {shown!r} ({where})")
+            continue
+        ids = tuple(message.id) if isinstance(message.id, (tuple, list)) else (str(message.id),)
+        for index, text in enumerate(strings):  # a plural's forms: the singular's placeholders, then the plural's
+            source = ids[min(index, len(ids) - 1)]
+            if set(PLACEHOLDERS.findall(str(text))) != set(PLACEHOLDERS.findall(source)):
+                problems.append(f"placeholders differ: {shown!r} -> {text!r} ({where})")
+    assert not problems, f"{rel(po)}:\n  " + "\n  ".join(problems) + "\n" + FIX.format(po=rel(po))
+
+
+@pytest.mark.parametrize("po", catalogs(), ids=rel)
+def test_the_compiled_catalog_matches_its_source(po):
+    mo = po.with_suffix(".mo")
+    assert mo.exists(), f"{rel(mo)} is missing: `make install` compiles it"
+    with mo.open("rb") as handle:
+        compiled = gettext.GNUTranslations(handle)
+    stale = []
+    for message in entries(po):
+        got: str | tuple[str, ...]
+        want: str | tuple[str, ...]
+        if isinstance(message.id, tuple):
+            got = tuple(compiled.npgettext(message.context, message.id[0], message.id[1], n) if message.context
+                        else compiled.ngettext(message.id[0], message.id[1], n) for n in (1, 2))
+            want = tuple(message.string[:2])
+        else:
+            got = compiled.pgettext(message.context, message.id) if message.context else compiled.gettext(message.id)
+            want = str(message.string)
+        if got != want:
+            stale.append(repr(message.id))
+    assert not stale, f"{rel(mo)} is stale (run `make install`) for: " + ", ".join(stale[:10])
+
+
+def test_every_marked_string_of_the_source_has_english():
+    known: set[tuple[str | None, str]] = set()
+    for po in catalogs():
+        for message in entries(po):
+            if all(message.string if isinstance(message.string, tuple) else (message.string,)):
+                known.add((message.context, message.id if isinstance(message.id, str) else message.id[0]))
+    marked = marked_strings()
+    assert len(marked) > 500  # the scan reads Python and templates alike
+    missing = [m for m in marked if (m.context, m.msgid) not in known]
+    report = "\n  ".join(f"{m.where}: {m.msgid!r}" + (f" (context {m.context!r})" if m.context else "")
+                         for m in missing)
+    assert not missing, ("strings marked for translation that no catalog translates:\n  " + report
+                         + "\nAdd them with makemessages and " + FIX.format(po="the catalog of their app"))
+
+
+def test_the_scan_reads_python_and_templates(tmp_path):
+    """The scanner itself: a plain call, a lazy one, a plural and a context in Python; translate and
+    blocktranslate (with a variable and a plural) in a template."""
+    source = tmp_path / "x.py"
+    source.write_text('from django.utils.translation import gettext as _, ngettext, pgettext_lazy\n'
+                      '_("Раз")\nngettext("%(n)s день", "%(n)s дней", 2)\npgettext_lazy("месяц", "май")\n_(name)\n')
+    template = tmp_path / "x.html"
+    template.write_text('{% load i18n %}<p>{% translate "Два" %}</p>\n'
+                        '{% blocktranslate with n=count %}Три {{ n }}{% endblocktranslate %}\n'
+                        '{% blocktranslate count n=count %}{{ n }} день{% plural %}{{ n }} дней{% endblocktranslate %}')
+    import tests.test_translations as me
+
+    original = me.REPO
+    me.REPO = tmp_path
+    try:
+        found = [(m.msgid, m.context, m.plural) for m in [*python_strings(source), *template_strings(template)]]
+    finally:
+        me.REPO = original
+    assert found == [("Раз", None, None), ("%(n)s день", None, "%(n)s дней"), ("май", "месяц", None),
+                     ("Два", None, None), ("Три %(n)s", None, None), ("%(n)s день", None, "%(n)s дней")]
+
+
+def test_django_serves_the_english_texts():
+    with translation.override("en"):
+        assert translation.gettext("Вход") == "Sign in"  # assistant/bots/locale
+        assert translation.gettext("Входящие") == "Inbox"  # locale/
+        assert translation.gettext("журнал") == "journal"  # routes/locale
+    with translation.override("ru"):
+        assert translation.gettext("Вход") == "Вход"
