@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's files, served from STATIC_URL (no CDN)
     "api",
     "assistant.commerce",
+    "dashboard",  # the owner dashboard at / and /b/<slug>/ (above feedback, review, inbox)
 ]
 
 MIDDLEWARE = [

@@ -85,3 +85,12 @@ def weekly_stats(*, bot: Bot, weeks: int = 8) -> dict[str, Any]:
             {"kind": kind, "label": str(Kind(kind).label), "counts": counts} for kind, counts in outcomes.items()
         ],
     }
+
+
+def outcome_counts(*, bot: Bot, since: Any) -> dict[str, int]:
+    """{outcome kind: conversations} started since `since`, every kind present (zero when none);
+    one aggregate on the (bot, started_at) index."""
+    counts = dict.fromkeys(Kind.values, 0)
+    rows = Outcome.objects.filter(bot=bot, started_at__gte=since).values_list("kind").annotate(n=Count("id"))
+    counts.update({kind: n for kind, n in rows})
+    return counts
