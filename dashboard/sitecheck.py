@@ -52,7 +52,7 @@ def start_url(raw: str) -> str:
         raise ValidationError(_("Укажите адрес сайта, например https://shop.ru/"))
     if "://" not in text:
         text = f"https://{text}"
-    url = normalize_url(text)
+    url = None if any(ch.isspace() for ch in text) else normalize_url(text)
     if url is None or len(url) > 500:
         raise ValidationError(
             _("«%(value)s» — не адрес сайта. Нужен адрес вида https://shop.ru/") % {"value": raw[:200]}
