@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.bots.services import bot_create
@@ -43,7 +44,8 @@ def bot_onboard(*, user: Any, url: str, name: str = "") -> tuple[Bot, CrawlRun]:
                 continue
             source = source_create(bot=bot, kind=Source.Kind.SITE, url=url, title=name.strip() or host)
             return bot, source_crawl(source=source)
-    raise ValidationError("no free bot code")  # 50 bots for one host: not a case a person meets
+    # 50 bots for one host: not a case a person meets, but the message must still make sense.
+    raise ValidationError(_("Для этого сайта уже слишком много ботов: удалите лишние в администрировании."))
 
 
 def site_add(*, bot: Bot, url: str) -> CrawlRun:

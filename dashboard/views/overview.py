@@ -24,7 +24,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         "rows": list(zip(data.charts["weeks"], data.charts["accuracy"], data.charts["decided"], data.charts["gaps"],
                          strict=True)),
         "charts": {**data.charts, "labels": {
-            "accuracy": _("Точность, %"), "gaps": _("Вопросов без ответа"),
+            "accuracy": _("Точность в процентах"), "gaps": _("Вопросов без ответа"),
         }},
     }
     return render(request, "dashboard/overview.html", context)

@@ -25,7 +25,7 @@
         if (!e.lengthComputable) { return; }
         var percent = Math.round(100 * e.loaded / e.total);
         bar.value = percent;
-        say(form.getAttribute("data-uploading").replace("{percent}", percent), false);
+        say(form.getAttribute("data-uploading") + ": " + percent + "%", false);
       };
       xhr.upload.onload = function () {
         bar.removeAttribute("value");  // indeterminate while the server reads the file

@@ -24,7 +24,7 @@ def test_checking_a_site_shows_its_robots_and_sitemap(newcomer_client, demo_site
     html = page.content.decode()
     assert page.status_code == 200
     assert "robots.txt найден и разрешает обход." in html
-    assert "Карта сайта: 36 страниц." in html
+    assert "Страниц в карте сайта: 36." in html
     assert 'id="create-bot"' in html and not Bot.objects.exists()
 
 
