@@ -28,7 +28,9 @@ def test_checking_a_site_shows_its_robots_and_sitemap(newcomer_client, demo_site
     assert 'id="create-bot"' in html and not Bot.objects.exists()
 
 
-def test_creating_the_bot_queues_its_crawl_and_opens_setup(newcomer_client, demo_site, django_capture_on_commit_callbacks):
+def test_creating_the_bot_queues_its_crawl_and_opens_setup(
+    newcomer_client, demo_site, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as callbacks:
         response = newcomer_client.post("/start/", {"url": demo_site, "name": "Мой магазин", "action": "create"})
     bot = Bot.objects.get()
