@@ -17,10 +17,11 @@ def stats(html: str) -> dict[str, int]:
     return {name: int(value) for name, value in STAT.findall(html)}
 
 
-def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3) -> None:
+def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3, gap: str = "Есть ли доставка в Казань?",
+                  gap_count: int = 4) -> None:
     """`conversations` conversations `days_ago` days old: each a question and a bot answer, the
     first two answers rated thumbs-down; one lead; outcomes answered / handed off; a pending and a
-    decided review item; an open gap asked four times."""
+    decided review item; an open gap (`gap`, asked `gap_count` times)."""
     from assistant.chat.models import Conversation, Lead, Message
     from feedback.models import Gap, GapQuestion, Outcome
     from review.models import ReviewItem
@@ -43,9 +44,8 @@ def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3) -> Non
             lead = Lead.objects.create(bot=bot, conversation=conversation, visitor_id=conversation.visitor_id,
                                        name="Анна", phone="+79990000000", consented_at=when)
             Lead.objects.filter(pk=lead.pk).update(created_at=when)
-            gap = Gap.objects.create(bot=bot, title="Есть ли доставка в Казань?", count=4, first_seen=when,
-                                     last_seen=when)
-            GapQuestion.objects.create(bot=bot, gap=gap, message=question, text="Доставите в Казань?",
+            topic = Gap.objects.create(bot=bot, title=gap, count=gap_count, first_seen=when, last_seen=when)
+            GapQuestion.objects.create(bot=bot, gap=topic, message=question, text=f"{gap} (иначе)",
                                        reason="no_answer", asked_at=when)
 
 
