@@ -135,7 +135,18 @@ def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
     page.set_input_files("#id_file", str(manual))
     page.locator("#upload-form button[type=submit]").click()
     expect(page.locator("#upload-status")).to_contain_text(words["created"], timeout=30_000)
-    expect(page.locator("#documents")).to_contain_text("Упаковка.md", timeout=10_000)  # the page reloads
+    expect(page.locator("#documents table")).to_contain_text("Упаковка.md", timeout=10_000)  # the page reloads
+
+    # A Q/A pair added, then edited in place (a new version of the same entry).
+    page.fill("#id_question", "Есть ли подарочная упаковка?")
+    page.fill("#id_answer", "Да, 150 ₽.")
+    page.locator("#qa-add button[type=submit]").click()
+    row = page.locator("#qa-list .qa-row").first
+    expect(row).to_contain_text("Есть ли подарочная упаковка?")
+    row.locator("summary").click()
+    row.locator("textarea").fill("Да, за 150 ₽, к любому заказу.")
+    row.locator("button[value=save]").click()
+    expect(page.locator("#qa-list .qa-row").first).to_contain_text("Да, за 150 ₽, к любому заказу.")
     if language == "ru":
         page.screenshot(path=str(shots / "dashboard-knowledge.png"), full_page=True)
 
