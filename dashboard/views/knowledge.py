@@ -41,8 +41,7 @@ def _page(request: HttpRequest, bot: Bot, *, qa_form: QAForm | None = None, doc_
     pairs = entries_of(bot=bot).filter(kind=Entry.Kind.QA).order_by("-updated_at", "-pk")
     page = Paginator(pairs, QA_PAGE).get_page(request.GET.get("page"))
     for entry in page.object_list:  # each pair edits in place; a failed edit comes back as typed
-        entry.edit_form = (edit_errors or {}).get(entry.pk) or QAForm(
-            prefix=f"qa{entry.pk}", initial={"question": entry.title, "answer": entry.text})
+        entry.edit_form = (edit_errors or {}).get(entry.pk)
     context = {
         **owner_context(request, bot, section="knowledge", title=_("Знания: %(name)s") % {"name": bot.name}),
         "sites": [s for s in sources if s.kind in (Source.Kind.SITE, Source.Kind.SITEMAP)],
