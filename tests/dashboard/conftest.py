@@ -53,3 +53,13 @@ def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3, gap: s
 def owner_client(client, owner, bot):
     client.force_login(owner)
     return client
+
+
+@pytest.fixture(autouse=True)
+def _language_reset(settings: Any) -> Any:
+    """A request in English leaves English active in this thread (LocaleMiddleware activates the
+    request's language and nothing deactivates it): reset it, so later tests start in Russian."""
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
