@@ -183,8 +183,8 @@ def test_the_overview_draws_its_charts_and_a_bad_address_is_explained(
     page.press("#id_password", "Enter")
     expect(page).to_have_url(f"{live_app}/b/e2e-charts/")
     expect(page.locator('[data-stat="conversations"]')).to_have_text("18")
-    for chart in ("chart-accuracy", "chart-outcomes", "chart-gaps"):  # Chart.js drew each canvas
-        assert page.evaluate(f"() => !!Chart.getChart(document.getElementById('{chart}'))")
+    for chart in ("chart-accuracy", "chart-outcomes", "chart-gaps"):  # Chart.js (a deferred script) drew each canvas
+        page.wait_for_function(f"() => window.Chart && !!Chart.getChart(document.getElementById('{chart}'))")
     page.screenshot(path=str(shots / "dashboard-overview.png"), full_page=True)
     page.get_by_role("link", name="7 дн.").click()
     expect(page.locator('[data-stat="conversations"]')).to_have_text("6")
