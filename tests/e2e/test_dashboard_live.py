@@ -158,6 +158,12 @@ def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
     expect(page.locator('[data-stat="conversations"]')).to_have_text("1")
     expect(page.locator(".stat").first).to_contain_text(words["conversations"])
 
+    # The embed queue finishes the crawl (every page searchable by meaning too): the run is done,
+    # and no task is left writing into the bot when the test's rows are flushed.
+    page.goto(f"{live_app}/b/{bot.slug}/setup/")
+    expect(page.locator("#site .spravka-progress")).to_have_attribute("data-status", "done", timeout=CRAWL_TIMEOUT)
+    expect(page.locator('#site .spravka-progress [data-count="embedded"] span')).to_have_text("36")
+
 
 def test_the_overview_draws_its_charts_and_a_bad_address_is_explained(
     page: Page, live_app: str, shots: Path, django_user_model,
