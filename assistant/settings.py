@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "assistant.commerce",
     "assistant.voice",  # the Voice layer: sliders, dictionary, «условия», canned replies
     "tuning",  # the owner's voice and experiments pages
+    "dashboard",  # the owner dashboard at / and /b/<slug>/ (above feedback, review, inbox)
 ]
 
 MIDDLEWARE = [

@@ -3,12 +3,14 @@ from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
 from assistant.bots import accounts
+from dashboard import views as dashboard_views
 
 admin.site.site_header = "Spravka"
 admin.site.site_title = "Spravka"
 
 urlpatterns = [
-    path("", accounts.home, name="home"),
+    path("", dashboard_views.home, name="home"),  # the owner dashboard (dashboard/)
+    path("", include("dashboard.urls")),
     path("accounts/", include(accounts.urlpatterns)),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -7,8 +7,8 @@ from datetime import timedelta
 from typing import Any, Final
 
 from django.conf import settings
-from django.db.models import Count
-from django.db.models.functions import TruncWeek
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import Count, DateTimeField, F, Func, IntegerField, Value
 from django.utils import formats, timezone
 
 from assistant.bots.models import Bot
@@ -60,21 +60,30 @@ def outcomes_refresh(*, bot: Bot, now: Any = None) -> int:
     return len(new) + len(changed)
 
 
+def week_bucket(field: str, starts: list[Any]) -> Func:
+    """Which of `starts` (ascending week starts) a row's time falls in, 1-based, as PostgreSQL's
+    width_bucket: comparisons with fixed instants instead of a time-zone conversion and a
+    date_trunc per row, three times cheaper at 50k conversations (bench/dashboard_pages.py).
+    Rows before starts[0] are 0: filter them out first."""
+    return Func(F(field), Value(list(starts), output_field=ArrayField(DateTimeField())), function="width_bucket",
+                output_field=IntegerField())
+
+
 def weekly_stats(*, bot: Bot, weeks: int = 8) -> dict[str, Any]:
     """The charts' data: accuracy, gaps and outcomes per week (oldest first, this week last)."""
     starts = week_starts(weeks)
     keys = [s.date() for s in starts]
     labels = labels_by_week(bot=bot, since=starts[0])
-    gap_rows = (GapQuestion.objects.filter(bot=bot, asked_at__gte=starts[0]).annotate(week=TruncWeek("asked_at"))
-                .values_list("week").annotate(n=Count("id")).values_list("week", "n"))
-    gaps = {timezone.localtime(week).date(): n for week, n in gap_rows}
-    outcome_rows = (Outcome.objects.filter(bot=bot, started_at__gte=starts[0]).annotate(week=TruncWeek("started_at"))
-                    .values_list("week", "kind").annotate(n=Count("id")).values_list("week", "kind", "n"))
+    gap_rows = (GapQuestion.objects.filter(bot=bot, asked_at__gte=starts[0])
+                .annotate(week=week_bucket("asked_at", starts)).values_list("week").annotate(n=Count("id"))
+                .values_list("week", "n"))
+    gaps = {keys[week - 1]: n for week, n in gap_rows}
+    outcome_rows = (Outcome.objects.filter(bot=bot, started_at__gte=starts[0])
+                    .annotate(week=week_bucket("started_at", starts)).values_list("week", "kind")
+                    .annotate(n=Count("id")).values_list("week", "kind", "n"))
     outcomes: dict[str, list[int]] = {kind: [0] * weeks for kind in Kind.values}
     for week, kind, n in outcome_rows:
-        day = timezone.localtime(week).date()
-        if day in keys:
-            outcomes[kind][keys.index(day)] = n
+        outcomes[kind][week - 1] = n
     accuracy = [round(labels[k][1] / labels[k][0], 3) if labels.get(k, (0, 0))[0] else None for k in keys]
     return {
         "weeks": [formats.date_format(k, "j M") for k in keys],  # "23 Nov" / "23 Ноя": the page's language
@@ -85,3 +94,12 @@ def weekly_stats(*, bot: Bot, weeks: int = 8) -> dict[str, Any]:
             {"kind": kind, "label": str(Kind(kind).label), "counts": counts} for kind, counts in outcomes.items()
         ],
     }
+
+
+def outcome_counts(*, bot: Bot, since: Any) -> dict[str, int]:
+    """{outcome kind: conversations} started since `since`, every kind present (zero when none);
+    one aggregate on the (bot, started_at) index."""
+    counts = dict.fromkeys(Kind.values, 0)
+    rows = Outcome.objects.filter(bot=bot, started_at__gte=since).values_list("kind").annotate(n=Count("id"))
+    counts.update({kind: n for kind, n in rows})
+    return counts

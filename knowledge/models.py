@@ -185,6 +185,8 @@ class Entry(WebAddressFields):
         indexes = [
             GinIndex(fields=["search_vector"], name="entry_search_vector_gin"),
             models.Index(fields=["bot", "active"], name="entry_bot_active"),
+            # One kind of a bot's entries, newest first: the dashboard's Q/A list among 100k page chunks.
+            models.Index(fields=["bot", "kind", "-updated_at"], name="entry_bot_kind_recent"),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -1,7 +1,7 @@
 """Signing in: Django's auth views on /accounts/ with pages that look like the admin, the landing
 after login, and what a throttled login (django-axes) shows.
 
-Owners and superusers land in the admin; an operator-only account lands in the operators' inbox.
+Where a person lands after login (`/`) is the owner dashboard's (dashboard/views/home.py).
 Failed logins are counted per account and per client address; the lockout page is the login form
 again, with the reason, on the page the person was using (this one or the admin's), status 429.
 """
@@ -16,18 +16,13 @@ from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path, reverse, reverse_lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from assistant.bots import invites
-from assistant.bots.selectors import inbox_bots
-
-# The operators' inbox (assistant/inbox). Named by its path: this app sits below inbox and
-# cannot import its URLs.
-INBOX_URL = "/inbox/"
 
 
 def _site(request: HttpRequest) -> dict[str, Any]:
@@ -58,18 +53,6 @@ class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         return {**_site(self.request), **super().get_context_data(**kwargs), "home_url": reverse("home")}
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    """`/`: where a person goes after signing in. The owner dashboard will take this over."""
-    user = request.user
-    if not user.is_authenticated:
-        return HttpResponseRedirect(f"{reverse('login')}?next=/")
-    if user.is_staff:
-        return HttpResponseRedirect(reverse("admin:index"))
-    if inbox_bots(user).exists():
-        return HttpResponseRedirect(INBOX_URL)
-    return render(request, "registration/no_bots.html", _site(request), status=403)
 
 
 def lockout_message() -> str:

@@ -31,9 +31,12 @@ def origin_of(url: str) -> str:
 
 
 @transaction.atomic
-def bot_create(*, slug: str, site_url: str, name: str = "", owner_email: str = "") -> tuple[Bot, str]:
+def bot_create(
+    *, slug: str, site_url: str, name: str = "", owner_email: str = "", owner: Any = None
+) -> tuple[Bot, str]:
     """Create a bot (and its owner when an e-mail is given). Returns the bot and the owner's new
-    password, or "" when no owner was created or the owner already existed."""
+    password, or "" when no owner was created or the owner already existed. `owner`: an existing
+    account that becomes the bot's owner (the dashboard's onboarding, whatever its login is)."""
     validate_slug(slug)
     URLValidator(schemes=["http", "https"])(site_url)
     if Bot.objects.filter(slug=slug).exists():
@@ -44,7 +47,24 @@ def bot_create(*, slug: str, site_url: str, name: str = "", owner_email: str = "
     password = ""
     if owner_email:
         password = membership_add(bot=bot, email=owner_email, role=Membership.Role.OWNER).password
+    if owner is not None:
+        Membership.objects.update_or_create(bot=bot, user=owner, defaults={"role": Membership.Role.OWNER})
+        user_staff_sync(user=owner)
     return bot, password
+
+
+def bot_origins_set(*, bot: Bot, origins: list[str]) -> Bot:
+    """Replace where the bot's widget may run. Each origin is normalised (lower case, no default
+    port, no trailing slash) and checked by the model's rule; a bad one raises ValidationError
+    naming it, and the stored list stays as it was."""
+    from assistant.bots.origins import normalize_origin
+    from assistant.validators import validate_origins
+
+    cleaned = list(dict.fromkeys(normalize_origin(origin) or origin.strip() for origin in origins))
+    validate_origins(cleaned)
+    bot.allowed_origins = cleaned
+    bot.save(update_fields=["allowed_origins"])
+    return bot
 
 
 @dataclass(frozen=True)

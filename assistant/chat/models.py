@@ -70,6 +70,8 @@ class Conversation(models.Model):
             models.Index(fields=["bot", "visitor_id", "state"], name="conversation_bot_visitor_state"),
             models.Index(fields=["bot", "state", "waiting_since"], name="conversation_bot_waiting"),
             models.Index(fields=["bot", "-updated_at"], name="conversation_bot_recent"),
+            # The dashboard's «conversations in the last N days» (dashboard/overview.py).
+            models.Index(fields=["bot", "created_at"], name="conversation_bot_started"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -132,7 +134,11 @@ class Message(models.Model):
         verbose_name = _("сообщение")
         verbose_name_plural = _("сообщения")
         ordering = ["id"]
-        indexes = [models.Index(fields=["conversation", "id"], name="message_conversation_id")]
+        indexes = [
+            models.Index(fields=["conversation", "id"], name="message_conversation_id"),
+            # The dashboard's thumbs-down count: a small partial index, only rated-down answers.
+            models.Index(fields=["bot", "created_at"], condition=models.Q(rating=-1), name="message_bot_thumbs_down"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "client_msg_id"], condition=~models.Q(client_msg_id=""),

@@ -478,3 +478,14 @@ def variant_counts(*, bot: Bot, experiment_id: int) -> dict[str, ArmCounts]:
         if arm in counts:
             counts[arm] = ArmCounts(arm, row["n"], row["n_answered"], row["n_down"], row["n_handed"], row["n_lead"])
     return counts
+# --- for the owner dashboard: counts over a period, each one indexed aggregate -------------------
+
+
+def activity_counts(*, bot: Bot, since: datetime) -> dict[str, int]:
+    """Conversations started, answers rated thumbs-down and leads left since `since` (three counts,
+    each on its own (bot, created_at) index, so they stay fast at tens of thousands of rows)."""
+    return {
+        "conversations": Conversation.objects.filter(bot=bot, created_at__gte=since).count(),
+        "thumbs_down": Message.objects.filter(bot=bot, rating=-1, created_at__gte=since).count(),
+        "leads": Lead.objects.filter(bot=bot, created_at__gte=since).count(),
+    }

@@ -43,10 +43,11 @@ def test_the_login_page_is_russian_and_looks_like_the_admin(client):
     assert "Электронная почта" in text and 'value="Войти"' in text
 
 
-def test_an_owner_lands_in_the_admin(client, owner, bot):
+def test_an_owner_lands_on_their_bots_dashboard_and_may_still_open_the_admin(client, owner, bot):
     response = sign_in(client, owner.username, "pw-owner-1")
     assert response.status_code == 302 and response["Location"] == "/"
-    assert client.get("/")["Location"] == reverse("admin:index")
+    assert client.get("/")["Location"] == "/b/demo/"
+    assert client.get("/b/demo/").status_code == 200
     assert client.get(reverse("admin:index")).status_code == 200
 
 
@@ -62,11 +63,11 @@ def test_next_is_followed_after_login(client, owner, bot):
     assert response["Location"] == "/bots/demo/try/"
 
 
-def test_an_account_without_bots_is_told_so(client, django_user_model):
+def test_an_account_without_bots_is_offered_to_create_one(client, django_user_model):
     django_user_model.objects.create_user("lost@shop.example", password="pw-lost-123")
     sign_in(client, "lost@shop.example", "pw-lost-123")
-    page = client.get("/")
-    assert page.status_code == 403 and "нет ни одного бота" in page.content.decode()
+    assert client.get("/")["Location"] == "/start/"
+    assert "Новый бот для вашего сайта" in client.get("/start/").content.decode()
 
 
 def test_anonymous_root_goes_to_the_login(client):

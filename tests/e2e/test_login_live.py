@@ -1,5 +1,5 @@
 """Signing in through the real login page in Chromium, on the real app (uvicorn): an owner lands
-in the admin, an operator is sent to the inbox, and a guesser meets the lock.
+on their bot's dashboard, an operator is sent to the inbox, and a guesser meets the lock.
 
 Refresh docs/screenshots/ with: SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest tests/e2e/test_login_live.py"""
 
@@ -58,13 +58,13 @@ def sign_in(page: Page, live_app: str, username: str, password: str) -> None:
     page.press("#id_password", "Enter")
 
 
-def test_an_owner_signs_in_and_lands_in_the_admin(page: Page, live_app: str, accounts, shots: Path):
+def test_an_owner_signs_in_and_lands_on_the_bots_dashboard(page: Page, live_app: str, accounts, shots: Path):
     page.goto(f"{live_app}/accounts/login/")
     expect(page.locator("label[for=id_username]")).to_have_text("Электронная почта:")
     page.screenshot(path=str(shots / "login.png"))
     sign_in(page, live_app, accounts["owner"], PASSWORD)
-    expect(page).to_have_url(f"{live_app}/admin/")
-    expect(page.locator("#content-main")).to_contain_text("Боты")
+    expect(page).to_have_url(f"{live_app}/b/e2e-login/")
+    expect(page.locator("h1")).to_have_text("Бот для входа")
 
 
 def test_an_operator_is_sent_to_the_inbox(page: Page, live_app: str, accounts):

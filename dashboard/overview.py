@@ -1,0 +1,108 @@
+"""The numbers of one bot's overview page, read through the lower apps' selectors (chat, feedback,
+review, knowledge), never their tables. Every figure is one aggregate query on an index that
+starts with the bot, so the page costs the same dozen small queries whether the bot has ten
+conversations or fifty thousand (bench/dashboard_pages.py measures it).
+
+Outcomes (answered, handed off, lead) are the feedback layer's rows: written by
+`feedback.tasks.outcomes_refresh_all` every half hour for conversations that went quiet, so this
+page only reads them. Conversations, thumbs-down and leads are counted live from the chat."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from django.utils import timezone
+
+from assistant.bots.models import Bot
+from assistant.chat.selectors import activity_counts
+from feedback.gaps import gap_list
+from feedback.models import Outcome
+from feedback.outcomes import outcome_counts, weekly_stats
+from knowledge.selectors import entries_of, sources_of
+from review.selectors import pending_count
+
+PERIODS: Final = (7, 30, 90)
+DEFAULT_PERIOD: Final = 30
+TOP_GAPS: Final = 5
+
+
+def period_days(value: Any) -> int:
+    """The period from the query string: one of PERIODS, anything else is the default."""
+    try:
+        days = int(value)
+    except (TypeError, ValueError):
+        return DEFAULT_PERIOD
+    return days if days in PERIODS else DEFAULT_PERIOD
+
+
+def weeks_for(days: int) -> int:
+    """Weeks the charts show for a period: the period's weeks plus the current one, at least two."""
+    return max(2, -(-days // 7) + 1)
+
+
+@dataclass(frozen=True)
+class Overview:
+    days: int
+    conversations: int
+    answered: int
+    handed_off: int
+    leads: int
+    thumbs_down: int
+    review_pending: int
+    entries: int
+    sources: int
+    charts: dict[str, Any]
+    gaps: list[dict[str, Any]]
+
+    @property
+    def has_knowledge(self) -> bool:
+        return bool(self.entries or self.sources)
+
+    @property
+    def answered_share(self) -> int | None:
+        """Per cent of the period's finished conversations that the bot answered on its own."""
+        finished = self.answered + self.handed_off
+        return round(100 * self.answered / finished) if finished else None
+
+
+def bot_overview(*, bot: Bot, days: int) -> Overview:
+    since = timezone.now() - timedelta(days=days)
+    activity = activity_counts(bot=bot, since=since)
+    outcomes = outcome_counts(bot=bot, since=since)
+    stats = weekly_stats(bot=bot, weeks=weeks_for(days))
+    kinds = Outcome.Kind
+    return Overview(
+        days=days,
+        conversations=activity["conversations"],
+        answered=outcomes[kinds.ANSWERED],
+        handed_off=outcomes[kinds.HANDED_OFF] + outcomes[kinds.OPERATOR_CLOSED],
+        leads=activity["leads"],
+        thumbs_down=activity["thumbs_down"],
+        review_pending=pending_count(bot=bot),
+        entries=entries_of(bot=bot).filter(active=True).count(),
+        sources=sources_of(bot=bot).count(),
+        charts={**stats, "has_labels": any(stats["decided"]), "has_gaps": any(stats["gaps"]),
+                "has_outcomes": any(sum(o["counts"]) for o in stats["outcomes"])},
+        gaps=gap_list(bot_ids=[bot.pk], bot_id=bot.pk, limit=TOP_GAPS),
+    )
+
+
+@dataclass(frozen=True)
+class BotSummary:
+    bot: Bot
+    conversations: int
+    leads: int
+    review_pending: int
+
+
+def bot_summaries(*, bots: list[Bot], days: int = 7) -> list[BotSummary]:
+    """The key numbers of each bot on the «your bots» list (a few counts per bot; owners have few)."""
+    since = timezone.now() - timedelta(days=days)
+    rows = []
+    for bot in bots:
+        activity = activity_counts(bot=bot, since=since)
+        rows.append(BotSummary(bot=bot, conversations=activity["conversations"], leads=activity["leads"],
+                               review_pending=pending_count(bot=bot)))
+    return rows

@@ -1,0 +1,59 @@
+"""`/`: where a person lands after signing in, and `/start/`: a new bot for a site."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from assistant.bots.selectors import inbox_bots, owned_bots
+from dashboard.forms import SiteForm
+from dashboard.overview import bot_summaries
+from dashboard.services import bot_onboard
+from dashboard.sitecheck import site_check
+
+LOGIN_URL = "login"
+INBOX_URL = "/inbox/"
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """One bot: its overview. Several: the list with their key numbers. None but an operator's
+    seat: the inbox. Nothing at all: onboarding. A superuser owns every bot here (and the admin
+    stays a link away in the header)."""
+    user = request.user
+    if not user.is_authenticated:
+        return HttpResponseRedirect(f"{reverse(LOGIN_URL)}?next=/")
+    bots = list(owned_bots(user).order_by("name", "pk"))
+    if len(bots) == 1:
+        return HttpResponseRedirect(reverse("dashboard:overview", args=[bots[0].slug]))
+    if bots:
+        context = {"title": _("Ваши боты"), "summaries": bot_summaries(bots=bots), "bots": bots}
+        return render(request, "dashboard/bots.html", context)
+    if inbox_bots(user).exists():
+        return HttpResponseRedirect(INBOX_URL)
+    return HttpResponseRedirect(reverse("dashboard:start"))
+
+
+@login_required(login_url=LOGIN_URL)
+def start(request: HttpRequest) -> HttpResponse:
+    """Step one of onboarding: the site's address is checked (robots.txt, sitemaps, the page itself)
+    and the result shown; «Создать бота» checks again, creates the bot and queues its crawl."""
+    form = SiteForm(request.POST or None)
+    check = None
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        url = form.cleaned_data["url"]
+        check = site_check(url=url)
+        if check.ok and request.POST.get("action") == "create":
+            bot, _run = bot_onboard(user=request.user, url=url, name=form.cleaned_data["name"])
+            messages.success(request, _("Бот «%(name)s» создан, сайт обходится.") % {"name": bot.name})
+            return HttpResponseRedirect(reverse("dashboard:setup", args=[bot.slug]))
+        status = 200 if check.ok else 400
+    elif request.method == "POST":
+        status = 400
+    bots = list(owned_bots(request.user).order_by("name", "pk").only("pk", "name", "slug"))
+    context = {"title": _("Новый бот"), "form": form, "check": check, "bots": bots}
+    return render(request, "dashboard/start.html", context, status=status)
