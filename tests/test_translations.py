@@ -183,6 +183,21 @@ def test_the_compiled_catalog_matches_its_source(po):
     assert not stale, f"{rel(mo)} is stale (run `make install`) for: " + ", ".join(stale[:10])
 
 
+def test_a_text_has_one_english_in_every_catalog():
+    """Django merges the catalogs into one (locale/ first, then the apps in INSTALLED_APPS order), so
+    the same Russian text translated two ways shows only one of them: the other catalog's page says
+    what its author did not write. Give a text one English everywhere, or a context (pgettext)."""
+    seen: dict[tuple[str | None, str], tuple[str, object]] = {}
+    clashes = []
+    for po in catalogs():
+        for message in entries(po):
+            key = (message.context, message.id if isinstance(message.id, str) else message.id[0])
+            if key in seen and seen[key][1] != message.string:
+                clashes.append(f"{key[1]!r}: {seen[key][1]!r} in {seen[key][0]}, {message.string!r} in {rel(po)}")
+            seen.setdefault(key, (rel(po), message.string))
+    assert not clashes, "one text, two translations:\n  " + "\n  ".join(clashes)
+
+
 def test_every_marked_string_of_the_source_has_english():
     known: set[tuple[str | None, str]] = set()
     for po in catalogs():

@@ -243,7 +243,8 @@ class CatalogOfferAdmin(BotScopedAdmin):
     search_fields = ("name", "offer_id", "vendor")
     readonly_fields = ("bot", "source", "offer_id", "name", "price", "old_price", "currency", "available", "url",
                        "picture", "category", "vendor", "description", "params", "updated_at")
-    exclude = ("content_hash",)
+    # Machine fields: the change hash and the search vector (and its model) mean nothing to a person.
+    exclude = ("content_hash", "embedding", "embedding_model")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
