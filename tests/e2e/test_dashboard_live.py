@@ -9,7 +9,6 @@ Refresh docs/screenshots/ with: SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest tests/e2e
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.e2e.conftest import DESKTOP, SCREENSHOTS
+from tests.e2e.conftest import owner_page
 from tests.e2e.widget import Widget
 
 # transaction=True: every row (the account, then what the app and the worker write) is committed,
@@ -39,14 +38,6 @@ IMPORTED = "создано 1"
 MANUAL_MD = "# Подарочная упаковка\n\nУпакуем любой заказ в подарочную бумагу за 150 ₽.\n"
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
-
-
 @pytest.fixture(params=["ru", "en"])
 def language(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -55,14 +46,8 @@ def language(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def owner_tab(browser: Browser, live_app: str, language: str) -> Iterator[tuple[BrowserContext, Page]]:
     """A browser profile in the owner's language, allowed to use the clipboard on the app's pages."""
-    ctx = browser.new_context(viewport=DESKTOP, locale="ru-RU" if language == "ru" else "en-US")
-    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_app)
-    tab = ctx.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield ctx, tab
-    ctx.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
+    with owner_page(browser, live_app, locale="ru-RU" if language == "ru" else "en-US") as tab:
+        yield tab.context, tab
 
 
 def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
