@@ -178,6 +178,7 @@ def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterato
         "live_app needs the test database: mark the test module with pytest.mark.django_db"
     )
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,
         "DATABASE_URL": database_url(connection.settings_dict),
@@ -187,6 +188,7 @@ def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterato
         "CHAT_RATE_IP": "0",  # every test browses from 127.0.0.1; the limit is tested in tests/chat
         "DEBUG": "1",  # serve /static/ from the app, as `make run` does
         "PGAPPNAME": APP_DB_NAME,  # libpq tags the app's sessions: teardown waits for them to end
+        "SPRAVKA_PUBLIC_URL": url,  # the widget snippet the app shows points at this very server
         **extra_env,
     }
     app = subprocess.Popen(
@@ -194,7 +196,6 @@ def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterato
          "--port", str(port), "--log-level", "warning"],
         cwd=REPO, env=env,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(f"{url}/static/assistant/widget.js", app)
         yield url

@@ -31,7 +31,8 @@ TEXTS = {
            "copied": "Скопировано.", "snippet": "Код для сайта", "conversations": "разговоров"},
     "en": {"check": "Check the site", "create": "Create the bot and read the site",
            "sitemap": "Pages in the sitemap: 36.", "robots": "robots.txt found; it allows crawling.",
-           "copied": "Copied.", "snippet": "Code for your site", "conversations": "conversations"},
+           # The root catalog (LOCALE_PATHS) wins over the app catalog for the same msgid.
+           "copied": "Copied.", "snippet": "Code for the site", "conversations": "conversations"},
 }
 # The import's summary is the knowledge layer's own wording, Russian in both languages for now.
 IMPORTED = "создано 1"

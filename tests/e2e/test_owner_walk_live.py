@@ -7,7 +7,8 @@ moves to done without a reload → the widget on the setup page answers with a l
 one question hit-tested: ranked passages → a batch test set of three questions saved and run: its
 progress, then its results → the bot gets a model (the fake Messages API) and a voice slider and a
 dictionary term show their difference side by side in the preview → back to setup: the snippet
-copied (the clipboard read back) and the allowed origins saved as a list.
+copied (the clipboard read back) and the allowed origins saved as a list; the copied tag on the
+shop's own page (another origin) brings up the widget, which answers a visitor.
 
 In English every page's chrome (headers, tabs, buttons, labels) has no Cyrillic; the shop's own
 data (its pages, the bot's answers, the questions typed) stays Russian.
@@ -30,7 +31,7 @@ from playwright.sync_api import Browser, Page, expect
 from pytest_django import DjangoDbBlocker
 
 from tests.e2e.chrome import russian_chrome
-from tests.e2e.conftest import owner_page, serving_app
+from tests.e2e.conftest import ShopFactory, owner_page, serving_app
 from tests.e2e.widget import Widget
 from tests.fakes import FAKE_ANTHROPIC_KEY
 from tests.fakes.messages_api import FakeLLMServer, tool_use
@@ -157,7 +158,7 @@ def look(page: Page, language: str, bot: Any, shots: Path, step: str | None = No
 
 def test_a_new_owner_walks_from_login_to_a_working_widget_snippet(
     tab: Page, walk_app: str, model: FakeLLMServer, demo_site: str, language: str, shots: Path,
-    celery_worker_thread: object, django_user_model: Any,
+    celery_worker_thread: object, django_user_model: Any, shop_factory: ShopFactory,
 ):
     from assistant.bots.models import Bot
     from assistant.llm.models import BotLLMSettings
@@ -277,14 +278,24 @@ def test_a_new_owner_walks_from_login_to_a_working_widget_snippet(
     expect(page.locator("#copy-status")).to_have_text(words["copied"])
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.locator("#snippet-code").text_content()
-    assert f'data-bot="{bot.public_key}"' in copied and "/static/assistant/widget.js" in copied
+    assert f'data-bot="{bot.public_key}"' in copied and f'src="{walk_app}/static/assistant/widget.js"' in copied
+    shop = shop_factory(copied)  # the shop's own pages (another origin) with the copied tag in them
     origins = page.locator("#origins textarea")
-    expect(origins).to_have_value(demo_site)
-    origins.fill(f"{demo_site}\n{NEW_ORIGIN}/\n")
+    expect(origins).to_have_value(demo_site)  # the crawled site's, from onboarding
+    origins.fill(f"{demo_site}\n{shop}/\n\n{NEW_ORIGIN}/returns/\n")
     page.get_by_role("button", name=words["save_list"]).click()
     expect(page.locator(".messages")).to_contain_text(words["saved_list"])
-    expect(origins).to_have_value(f"{demo_site}\n{NEW_ORIGIN}")
+    expect(origins).to_have_value(f"{demo_site}\n{shop}\n{NEW_ORIGIN}")
     bot.refresh_from_db()
-    assert bot.allowed_origins == [demo_site, NEW_ORIGIN]
+    assert bot.allowed_origins == [demo_site, shop, NEW_ORIGIN]
     page.locator("#snippet").scroll_into_view_if_needed()
     look(page, language, bot, shots, "snippet")
+
+    # The snippet works: on the shop's page the widget answers a visitor, with the source's link.
+    visitor = page.context.new_page()
+    visitor.goto(f"{shop}/returns/")
+    on_shop = Widget(visitor)
+    on_shop.open()
+    on_shop.ask(TRY_QUESTION)
+    expect(on_shop.last("bot").locator(".src a").first).to_have_attribute(
+        "href", re.compile(re.escape(demo_site) + "/returns/"), timeout=60_000)
