@@ -28,14 +28,14 @@ CRAWL_TIMEOUT = 180_000  # ms: 36 pages on a busy 2-core machine
 TEXTS = {
     "ru": {"check": "Проверить сайт", "create": "Создать бота и прочитать сайт",
            "sitemap": "Страниц в карте сайта: 36.", "robots": "robots.txt найден и разрешает обход.",
-           "copied": "Скопировано.", "snippet": "Код для сайта", "conversations": "разговоров"},
+           "copied": "Скопировано.", "snippet": "Код для сайта", "conversations": "разговоров",
+           "imported": "создано 1"},
     "en": {"check": "Check the site", "create": "Create the bot and read the site",
            "sitemap": "Pages in the sitemap: 36.", "robots": "robots.txt found; it allows crawling.",
            # The root catalog (LOCALE_PATHS) wins over the app catalog for the same msgid.
-           "copied": "Copied.", "snippet": "Code for the site", "conversations": "conversations"},
+           "copied": "Copied.", "snippet": "Code for the site", "conversations": "conversations",
+           "imported": "1 created"},
 }
-# The import's summary is the knowledge layer's own wording, Russian in both languages for now.
-IMPORTED = "создано 1"
 MANUAL_MD = "# Подарочная упаковка\n\nУпакуем любой заказ в подарочную бумагу за 150 ₽.\n"
 
 
@@ -122,7 +122,7 @@ def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
     page.goto(f"{live_app}/b/{bot.slug}/knowledge/")
     page.set_input_files("#id_file", str(manual))
     page.locator("#upload-form button[type=submit]").click()
-    expect(page.locator("#upload-status")).to_contain_text(IMPORTED, timeout=30_000)
+    expect(page.locator("#upload-status")).to_contain_text(words["imported"], timeout=30_000)
     expect(page.locator("#documents table")).to_contain_text("Упаковка.md", timeout=10_000)  # the page reloads
 
     # A Q/A pair added, then edited in place (a new version of the same entry).
