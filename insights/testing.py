@@ -22,6 +22,7 @@ from assistant.bots.models import Bot
 from assistant.chat import pipeline
 from assistant.chat.contracts import chain_reply_json
 from assistant.chat.frames import MAX_QUESTION_CHARS
+from knowledge.models import Entry
 from knowledge.search import SearchResult, search_entries
 
 HIT_TEST_K: Final = 10
@@ -69,6 +70,14 @@ class Passage:
     result: SearchResult
     in_prompt: bool  # went into the model's prompt (above the match threshold)
     cited: bool  # the reply's source
+
+    @property
+    def kind_label(self) -> str:
+        """The entry's kind as a person reads it («фрагмент страницы»), never the stored value."""
+        try:
+            return str(Entry.Kind(self.result.kind).label)
+        except ValueError:
+            return self.result.kind
 
 
 @dataclass(frozen=True)

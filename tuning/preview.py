@@ -24,6 +24,7 @@ class Side:
     route: str
     prompt: str  # what the voice adds to the system prompt
     canned: list[tuple[str, str]]  # (key, text)
+    language: str  # the reply's: the answer, the prompt fragment and the canned texts are in it
 
 
 def model_configured(bot: Bot) -> bool:
@@ -46,7 +47,7 @@ def side(bot: Bot, question: str) -> Side:
     return Side(
         answer=reply.text if reply else "", links=reply.links if reply else [],
         route=str(reply.llm_meta.get("route", "")) if reply else "",
-        prompt=effective.settings_for(bot).prompt(language), canned=_canned(bot, language),
+        prompt=effective.settings_for(bot).prompt(language), canned=_canned(bot, language), language=language,
     )
 
 

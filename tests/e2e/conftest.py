@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from urllib.parse import quote
 from urllib.request import urlopen
 
@@ -74,6 +76,22 @@ def page(context: BrowserContext) -> Iterator[Page]:
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
     yield tab
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+@contextmanager
+def owner_page(browser: Browser, app_url: str, *, locale: str = "ru-RU") -> Iterator[Page]:
+    """A browser profile of its own (in `locale`), allowed to use the clipboard on the app's pages;
+    fails the test on any uncaught JavaScript error."""
+    ctx = browser.new_context(viewport=DESKTOP, locale=locale)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
+    tab = ctx.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield tab
+    finally:
+        ctx.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
@@ -146,10 +164,11 @@ def wait_until_serving(url: str, process: subprocess.Popen[bytes], timeout: floa
     raise RuntimeError(f"uvicorn did not serve {url} within {timeout:.0f} s")
 
 
-@pytest.fixture(scope="module")
-def live_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[str]:
+@contextmanager
+def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterator[str]:
     """The real ASGI app (HTTP + the widget websocket) in a uvicorn subprocess on the test
-    database. It sees only committed rows: write them outside a test transaction."""
+    database; `extra_env` overrides its environment (a model for it, say). It sees only
+    committed rows: write them outside a test transaction."""
     from django.conf import settings
     from django.db import connection
 
@@ -159,6 +178,7 @@ def live_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Itera
         "live_app needs the test database: mark the test module with pytest.mark.django_db"
     )
     port = free_port()
+    url = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,
         "DATABASE_URL": database_url(connection.settings_dict),
@@ -168,13 +188,14 @@ def live_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Itera
         "CHAT_RATE_IP": "0",  # every test browses from 127.0.0.1; the limit is tested in tests/chat
         "DEBUG": "1",  # serve /static/ from the app, as `make run` does
         "PGAPPNAME": APP_DB_NAME,  # libpq tags the app's sessions: teardown waits for them to end
+        "SPRAVKA_PUBLIC_URL": url,  # the widget snippet the app shows points at this very server
+        **extra_env,
     }
     app = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
          "--port", str(port), "--log-level", "warning"],
         cwd=REPO, env=env,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(f"{url}/static/assistant/widget.js", app)
         yield url
@@ -187,6 +208,22 @@ def live_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Itera
             app.wait()
         with django_db_blocker.unblock():
             wait_for_app_sessions_to_end()
+
+
+@pytest.fixture(scope="module")
+def live_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[str]:
+    """The real app under uvicorn, retrieval-only (no model)."""
+    with serving_app(django_db_blocker) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where a test's screenshots go: docs/screenshots/ when SPRAVKA_SCREENSHOTS=1, else a temporary folder."""
+    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        return SCREENSHOTS
+    return tmp_path_factory.mktemp("screenshots")
 
 
 def wait_for_app_sessions_to_end(timeout: float = 10.0) -> None:

@@ -9,7 +9,6 @@ Refresh docs/screenshots/ with: SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest tests/e2e
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.e2e.conftest import DESKTOP, SCREENSHOTS
+from tests.e2e.conftest import owner_page
 from tests.e2e.widget import Widget
 
 # transaction=True: every row (the account, then what the app and the worker write) is committed,
@@ -29,22 +28,15 @@ CRAWL_TIMEOUT = 180_000  # ms: 36 pages on a busy 2-core machine
 TEXTS = {
     "ru": {"check": "Проверить сайт", "create": "Создать бота и прочитать сайт",
            "sitemap": "Страниц в карте сайта: 36.", "robots": "robots.txt найден и разрешает обход.",
-           "copied": "Скопировано.", "snippet": "Код для сайта", "conversations": "разговоров"},
+           "copied": "Скопировано.", "snippet": "Код для сайта", "conversations": "разговоров",
+           "imported": "создано 1"},
     "en": {"check": "Check the site", "create": "Create the bot and read the site",
            "sitemap": "Pages in the sitemap: 36.", "robots": "robots.txt found; it allows crawling.",
-           "copied": "Copied.", "snippet": "Code for your site", "conversations": "conversations"},
+           # The root catalog (LOCALE_PATHS) wins over the app catalog for the same msgid.
+           "copied": "Copied.", "snippet": "Code for the site", "conversations": "conversations",
+           "imported": "1 created"},
 }
-# The import's summary is the knowledge layer's own wording, Russian in both languages for now.
-IMPORTED = "создано 1"
 MANUAL_MD = "# Подарочная упаковка\n\nУпакуем любой заказ в подарочную бумагу за 150 ₽.\n"
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
 
 
 @pytest.fixture(params=["ru", "en"])
@@ -55,14 +47,8 @@ def language(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def owner_tab(browser: Browser, live_app: str, language: str) -> Iterator[tuple[BrowserContext, Page]]:
     """A browser profile in the owner's language, allowed to use the clipboard on the app's pages."""
-    ctx = browser.new_context(viewport=DESKTOP, locale="ru-RU" if language == "ru" else "en-US")
-    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_app)
-    tab = ctx.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield ctx, tab
-    ctx.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
+    with owner_page(browser, live_app, locale="ru-RU" if language == "ru" else "en-US") as tab:
+        yield tab.context, tab
 
 
 def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
@@ -136,7 +122,7 @@ def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
     page.goto(f"{live_app}/b/{bot.slug}/knowledge/")
     page.set_input_files("#id_file", str(manual))
     page.locator("#upload-form button[type=submit]").click()
-    expect(page.locator("#upload-status")).to_contain_text(IMPORTED, timeout=30_000)
+    expect(page.locator("#upload-status")).to_contain_text(words["imported"], timeout=30_000)
     expect(page.locator("#documents table")).to_contain_text("Упаковка.md", timeout=10_000)  # the page reloads
 
     # A Q/A pair added, then edited in place (a new version of the same entry).

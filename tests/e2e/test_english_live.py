@@ -9,7 +9,6 @@ Refresh docs/screenshots/*-en.png with: SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest t
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -22,41 +21,15 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from pytest_django import DjangoDbBlocker
 
 from tests.chat.conftest import KNOWLEDGE
-from tests.e2e.conftest import DESKTOP, SCREENSHOTS
+from tests.e2e.chrome import russian_chrome
+from tests.e2e.conftest import DESKTOP
 
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "pw-english-e2e-1"
 EMAIL = "owner-en@shop.example"
-CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 QUESTIONS = ["Сколько стоит доставка по Москве?", "Можно ли вернуть товар?"]
 CALL_OPERATOR = "Соедините с оператором, пожалуйста"
-# Every text a person reads on the page: visible text nodes, the title, placeholders, labels for
-# screen readers and tooltips. Elements marked lang="ru" (the switch's «Русский») are Russian on purpose.
-VISIBLE_TEXTS = """
-() => {
-  const out = [document.title];
-  const skip = '[lang="ru"], script, style, noscript, template';
-  const shown = (el) => el && !el.closest(skip) && el.getClientRects().length;
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (walker.nextNode()) {
-    const node = walker.currentNode;
-    if (node.textContent.trim() && shown(node.parentElement)) out.push(node.textContent.trim());
-  }
-  for (const el of document.querySelectorAll("[placeholder], [title], [aria-label], input[type=submit], option")) {
-    if (el.closest('[lang="ru"]') || (el.tagName !== "OPTION" && !el.getClientRects().length)) continue;
-    for (const name of ["placeholder", "title", "aria-label"]) {
-      if (el.getAttribute(name)) out.push(el.getAttribute(name));
-    }
-    if (el.tagName === "INPUT") out.push(el.value);
-    const select = el.tagName === "OPTION" && el.closest("select");
-    if (select && select.getClientRects().length) out.push(el.textContent.trim());
-  }
-  return out;
-}
-"""
-
-
 def committed(func: Any, *args: Any, **kwargs: Any) -> Any:
     """An ORM call on a connection of its own, committed at once, so the app process sees it."""
     from concurrent.futures import ThreadPoolExecutor
@@ -128,28 +101,6 @@ def tab(english: BrowserContext) -> Iterator[Page]:
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     yield page
     assert errors == [], f"JavaScript errors on the page: {errors}"
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
-
-
-def russian_chrome(page: Page, data: list[str]) -> list[str]:
-    """The texts of the page with Cyrillic left once the shop's own data is taken out of them."""
-    found = []
-    for text in page.evaluate(VISIBLE_TEXTS):
-        if text.endswith("…") and any(text[:-1].strip() in value for value in data):
-            continue  # a preview: the start of a message or an entry
-        rest = text
-        for value in data:
-            rest = rest.replace(value, "")
-        if CYRILLIC.search(rest):
-            found.append(text)
-    return found
 
 
 def look(page: Page, shop: dict[str, Any], shots: Path, name: str) -> None:

@@ -8,9 +8,6 @@ SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest tests/e2e/test_voice_live.py"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,15 +18,7 @@ from playwright.sync_api import Page, expect
 from pytest_django import DjangoDbBlocker
 
 from tests.chat.conftest import DELIVERY_QUESTION, KNOWLEDGE, UNKNOWN_QUESTION
-from tests.conftest import REPO
-from tests.e2e.conftest import (
-    APP_DB_NAME,
-    SCREENSHOTS,
-    database_url,
-    free_port,
-    wait_for_app_sessions_to_end,
-    wait_until_serving,
-)
+from tests.e2e.conftest import serving_app
 from tests.fakes import FAKE_ANTHROPIC_KEY
 from tests.fakes.messages_api import FakeLLMServer, tool_use
 
@@ -49,32 +38,9 @@ def model() -> Iterator[FakeLLMServer]:
 @pytest.fixture(scope="module")
 def voice_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker, model: FakeLLMServer) -> Iterator[str]:
     """The real app under uvicorn on the test database, with the fake Messages API as its model."""
-    from django.conf import settings
-    from django.db import connection
-
-    port = free_port()
-    env = {
-        **os.environ, "DATABASE_URL": database_url(connection.settings_dict), "REDIS_URL": settings.REDIS_URL,
-        "LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY, "ANTHROPIC_BASE_URL": model.url,
-        "CHAT_RATE_IP": "0", "DEBUG": "1", "PGAPPNAME": APP_DB_NAME,
-    }
-    app = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning"], cwd=REPO, env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(f"{url}/static/assistant/widget.js", app)
+    with serving_app(django_db_blocker, LLM_PROVIDER="anthropic", ANTHROPIC_API_KEY=FAKE_ANTHROPIC_KEY,
+                     ANTHROPIC_BASE_URL=model.url) as url:
         yield url
-    finally:
-        app.terminate()
-        try:
-            app.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            app.kill()
-            app.wait()
-        with django_db_blocker.unblock():
-            wait_for_app_sessions_to_end()
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +66,6 @@ def shop(voice_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[st
         bot.delete()
         user.delete()
         connections.close_all()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
 
 
 def _sign_in(page: Page, url: str, username: str) -> None:

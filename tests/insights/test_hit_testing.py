@@ -74,6 +74,7 @@ def test_the_page_shows_passages_parts_and_the_answer(owner_client, shop, knowle
     assert "Найденные записи" in page and "источник ответа" in page
     assert 'data-route="search"' in page
     assert "https://shop.example/delivery" in page
+    assert "вопрос-ответ ·" in page and ">qa ·" not in page  # the entry's kind by its label, not its stored value
 
 
 def test_the_page_explains_a_too_long_question_and_keeps_nothing(owner_client, shop, knowledge):
