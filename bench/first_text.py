@@ -62,6 +62,7 @@ def streaming(checked: bool) -> Iterator[None]:
         if not checked:
             return dataclasses.replace(request, stream_gate=None)
         gate = request.stream_gate
+        assert gate is not None
 
         def timed_gate(settled: Any, text: str, complete: bool) -> int:
             started = time.thread_time()
@@ -75,13 +76,13 @@ def streaming(checked: bool) -> Iterator[None]:
 
         return dataclasses.replace(request, stream_gate=timed_gate)
 
-    prompt.build_request = build  # type: ignore[assignment]
+    prompt.build_request = build
     if not checked:
         prompt.cited_known = lambda bot, source: None  # type: ignore[assignment,return-value]
     try:
         yield
     finally:
-        prompt.build_request, prompt.cited_known = original_build, original_known  # type: ignore[assignment]
+        prompt.build_request, prompt.cited_known = original_build, original_known
 
 
 def ask(bot: Any, question: str) -> tuple[Asked, str]:
@@ -170,14 +171,14 @@ def main() -> None:
           f"{args.first_token} s to first token, {args.tps:g} deltas/s (model's first answer char at "
           f"{first_answer_ms:.0f} ms)\n")
     print(common.table(["round", "draft", "load avg 1 min", "shown", "first text p50 ms", "max ms", "route"], rows))
-    unchecked, checked = statistics.median(summary[False]), statistics.median(summary[True])
+    unchecked, checked_ms = statistics.median(summary[False]), statistics.median(summary[True])
     print()
     print(common.table(
         ["draft", "rounds", "median of round p50s ms", "spread of round p50s ms"],
         [["unchecked (baseline)", len(summary[False]), unchecked,
           f"{min(summary[False]):.0f}–{max(summary[False]):.0f}"],
-         ["checked", len(summary[True]), checked, f"{min(summary[True]):.0f}–{max(summary[True]):.0f}"]]))
-    print(f"\nchecked / unchecked: {100 * (checked / unchecked - 1):+.1f} % (medians); per round "
+         ["checked", len(summary[True]), checked_ms, f"{min(summary[True]):.0f}–{max(summary[True]):.0f}"]]))
+    print(f"\nchecked / unchecked: {100 * (checked_ms / unchecked - 1):+.1f} % (medians); per round "
           f"{', '.join(f'{100 * (r - 1):+.1f} %' for r in ratios)}; median of the paired ratios "
           f"{100 * (statistics.median(ratios) - 1):+.1f} %; routes {','.join(sorted(routes))}\n")
     print(common.table(
