@@ -13,7 +13,7 @@ ever lets through a prefix that passed, checked whole; once a prefix fails, noth
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -61,36 +61,49 @@ def known_of(texts: Iterable[str]) -> facts.Known:
 class DraftGate:
     """The stream gate (assistant/llm/streaming.py) of one chat request: shows the answer only once
     a valid source is settled, and then only up to words whose facts are settled and checked
-    against that source (`facts.settled_length`); the whole text once it is complete and passes."""
+    against that source (`facts.settled_length`); the whole text once it is complete and passes.
 
-    def __init__(self, known: Sequence[facts.Known], secret: frozenset[tuple[str, ...]]) -> None:
-        self.known = known  # per source number: what its entry (and the bot's name and site) give
+    `known(n)` gives what source n's entry (and the bot's name and site) state; it is asked only
+    for the source the answer cites, once that number is settled, and only once: the other
+    sources' facts are never read for the draft (the final check reads the cited one's again,
+    from facts.py's cache)."""
+
+    def __init__(self, known: Callable[[int], facts.Known], sources: int, secret: frozenset[tuple[str, ...]]) -> None:
+        self.known = known
+        self.sources = sources
         self.secret = secret
         self.shown = 0
         self.stopped = False
+        self._cited: tuple[int, facts.Known] | None = None
 
     def __call__(self, settled: Mapping[str, Any], text: str, complete: bool) -> int:
         source = settled.get("source")
         if self.stopped or not isinstance(source, int) or isinstance(source, bool):
             return self.shown
-        if not 0 <= source < len(self.known):
+        if not 0 <= source < self.sources:
             return self.shown
         end = len(text) if complete else facts.settled_length(text)
         if end <= self.shown:
             return self.shown
-        if not self._passes(text, end, self.known[source]):
+        if not self._passes(text, end, complete, self._known(source)):
             self.stopped = True
             return self.shown
         self.shown = end
         return end
 
-    def _passes(self, text: str, end: int, known: facts.Known) -> bool:
-        """The whole prefix is checked, unless nothing in the new words and the few before them
-        could make a fact (the common case: plain words): then only the rules-leak check runs.
-        The complete text is always checked whole."""
+    def _known(self, source: int) -> facts.Known:
+        if self._cited is None or self._cited[0] != source:  # a settled field does not change; this is a guard
+            self._cited = (source, self.known(source))
+        return self._cited[1]
+
+    def _passes(self, text: str, end: int, complete: bool, known: facts.Known) -> bool:
+        """The whole prefix is checked, unless the text is still growing and nothing in the new
+        words and the few before them could make a fact (the common case: plain words, the last
+        one perhaps still being typed: `settled_length` shows it only if no ending makes it part
+        of a fact): then only the rules-leak check runs. The complete text is always checked whole."""
         context = text.rfind(" ", 0, max(0, self.shown - 1))
         for _ in range(CONTEXT_WORDS - 1):
             context = text.rfind(" ", 0, max(0, context))
-        if end < len(text) and not facts.may_hold_fact(text[max(0, context):end]):
+        if not complete and not facts.may_hold_fact(text[max(0, context):end]):
             return not (self.secret & shingles(text[:end]))
         return check(text[:end], known, self.secret).ok

@@ -174,7 +174,7 @@ def build_request(
     tone = (voice or settings_for(bot)).prompt(language)
     if tone:
         system.append(SystemPart(tone, stable=True))
-    gate = checks.DraftGate([cited_known(bot, source) for source in sources], secret())
+    gate = checks.DraftGate(lambda number: cited_known(bot, sources[number]), len(sources), secret())
     return LLMRequest(
         system=system, messages=messages(history, question_turn(language, sources, text)),
         schema=answer_schema(len(sources)), tool_name=ANSWER_TOOL, tool_description=TOOL_DESCRIPTION[language],
