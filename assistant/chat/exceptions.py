@@ -39,13 +39,18 @@ class ChatError(Exception):
 
 
 class BadFrame(ChatError):
+    """A frame we cannot read. `key` picks a text of its own for the case (replies "error_<key>",
+    in both languages) while the code stays bad_frame."""
+
     code = key = "bad_frame"
 
-    def __init__(self, message: str | None = None, *, field: str | None = None) -> None:
+    def __init__(self, message: str | None = None, *, field: str | None = None, key: str | None = None) -> None:
         if field is not None:
             self.key = "bad_field"
             super().__init__(message, field=field)
         else:
+            if key is not None:
+                self.key = key
             super().__init__(message)
 
 
@@ -62,9 +67,12 @@ class ValidationFailed(ChatError):
 
     code = key = "empty"
 
-    def __init__(self, message: str | None = None, *, code: str = "empty", **values: Any) -> None:
+    def __init__(self, message: str | None = None, *, code: str = "empty", key: str | None = None,
+                 **values: Any) -> None:
         self.code = code
-        if f"error_{code}" in replies.TEXTS["ru"]:
+        if key is not None:  # a text of its own for this case (replies "error_<key>")
+            self.key = key
+        elif f"error_{code}" in replies.TEXTS["ru"]:
             self.key = code
         super().__init__(message, **values)
 
@@ -124,14 +132,17 @@ class AlreadyTaken(ChatError):
 
 
 class InvalidField(ChatError):
-    """A form field (the visitor's contact form) is missing or wrong; `field` names it. The message
-    is made for the field by the caller (shown as is)."""
+    """A form field (the visitor's contact form) is missing or wrong; `field` names it. The text is
+    the caller's `key` (replies "error_<key>", in both languages, filled with `values`), or, without
+    one, the general «check the field» text."""
 
     code = key = "invalid_field"
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, *, key: str | None = None, **values: Any) -> None:
         self.field = field
-        super().__init__(message, field=field)
+        if key is not None:
+            self.key = key
+        super().__init__(field=field, **values)
 
 
 class LeadUnavailable(ChatError):

@@ -164,7 +164,7 @@ def _invite_shown(data: dict[str, Any]) -> InviteShown:
 def _lead(data: dict[str, Any]) -> LeadFrame:
     consent = data.get("consent")
     if not isinstance(consent, bool):
-        raise InvalidField("consent", "Без согласия на обработку персональных данных мы не можем сохранить контакт.")
+        raise InvalidField("consent", key="lead_consent")
     return LeadFrame(LeadForm(
         name=_optional_str(data, "name", max_chars=MAX_FORM_CHARS),
         phone=_optional_str(data, "phone", max_chars=MAX_FORM_CHARS),
@@ -181,14 +181,14 @@ def _message(data: dict[str, Any]) -> SendMessage:
 def _rate(data: dict[str, Any]) -> Rate:
     message_id, rating = field_int(data, "message_id"), field_int(data, "rating")
     if message_id is None or rating not in (-1, 0, 1):
-        raise BadFrame("Оценка может быть только 1 (полезно) или -1 (не помогло).")
+        raise BadFrame(key="frame_rating")
     return Rate(message_id, rating)
 
 
 def _button(data: dict[str, Any]) -> Button:
     button_id = field_str(data, "id", max_chars=MAX_ID_CHARS)
     if button_id not in BUTTON_IDS:
-        raise BadFrame("Эта кнопка больше не работает. Обновите страницу.")
+        raise BadFrame(key="frame_button")
     return Button(button_id)
 
 
@@ -207,17 +207,17 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], ClientFrame]]] = {
 def load_object(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
     """A client frame's JSON object (any socket of ours): text, at most CHAT_MAX_FRAME_BYTES."""
     if text_data is None:
-        raise BadFrame("Чат принимает только текстовые сообщения (JSON).")
+        raise BadFrame(key="frame_not_text")
     if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
         raise FrameTooLarge(kb=settings.CHAT_MAX_FRAME_BYTES // 1024)
     try:
         data = json.loads(text_data)
     except ValueError as exc:
-        raise BadFrame("Не удалось разобрать сообщение: это не JSON.") from exc
+        raise BadFrame(key="frame_not_json") from exc
     except RecursionError as exc:
-        raise BadFrame("Не удалось разобрать сообщение: слишком глубокая вложенность.") from exc
+        raise BadFrame(key="frame_too_deep") from exc
     if not isinstance(data, dict):
-        raise BadFrame("Не удалось разобрать сообщение: ожидался объект JSON.")
+        raise BadFrame(key="frame_not_object")
     return data
 
 
@@ -227,7 +227,7 @@ def parse(text_data: str | None, bytes_data: bytes | None) -> ClientFrame:
     kind = data.get("type")
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is None:
-        raise BadFrame("Не удалось разобрать сообщение: неизвестный тип.")
+        raise BadFrame(key="frame_unknown_type")
     return parser(data)
 
 

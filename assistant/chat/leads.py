@@ -43,9 +43,9 @@ def normalize_phone(raw: str, region: str = DEFAULT_REGION) -> str:
     try:
         number = phonenumbers.parse(raw, region)
     except phonenumbers.NumberParseException as exc:
-        raise InvalidField("phone", "Не получилось разобрать номер телефона. Пример: +7 916 123-45-67.") from exc
+        raise InvalidField("phone", key="lead_phone_unreadable") from exc
     if not phonenumbers.is_valid_number(number):
-        raise InvalidField("phone", "Такого номера телефона не бывает. Проверьте цифры, пример: +7 916 123-45-67.")
+        raise InvalidField("phone", key="lead_phone_invalid")
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
@@ -53,21 +53,21 @@ def _clean_email(raw: str) -> str:
     try:
         validate_email(raw)
     except ValidationError as exc:
-        raise InvalidField("email", "Проверьте адрес почты: похоже, в нём ошибка.") from exc
+        raise InvalidField("email", key="lead_email") from exc
     return raw.lower()
 
 
 def _clean_form(form: LeadForm) -> LeadForm:
     if form.consent is not True:
-        raise InvalidField("consent", "Без согласия на обработку персональных данных мы не можем сохранить контакт.")
+        raise InvalidField("consent", key="lead_consent")
     name = services.clean_line(form.name)
     if not name:
-        raise InvalidField("name", "Как к вам обращаться? Укажите имя.")
+        raise InvalidField("name", key="lead_name")
     if len(name) > MAX_NAME:
-        raise InvalidField("name", f"Имя слишком длинное: не больше {MAX_NAME} знаков.")
+        raise InvalidField("name", key="lead_name_too_long", limit=MAX_NAME)
     phone, email = services.clean_line(form.phone), services.clean_line(form.email)
     if not phone and not email:
-        raise InvalidField("phone", "Укажите телефон или e-mail, чтобы мы могли связаться с вами.")
+        raise InvalidField("phone", key="lead_contact")
     question = services.clean_line(form.question)[:MAX_QUESTION]
     return LeadForm(
         name=name, phone=normalize_phone(phone) if phone else "", email=_clean_email(email) if email else "",

@@ -3,7 +3,8 @@
 They are data, not templates scattered in code: the review of wording happens here, and the tests
 check that both languages have every key. A reply is in the visitor's language when the bot allows
 it (`reply_language`), else in the bot's; errors shown in the widget come from here too ("error_*"
-keys, one per error code of docs/widget-protocol.md)."""
+keys, one per error code of docs/widget-protocol.md, and "error_frame_*" / "error_lead_*" for the
+particular cases of bad_frame and invalid_field)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,21 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "error_lead_unavailable": (
             "Оставить контакт здесь сейчас нельзя. Свяжитесь с нами через контакты на сайте."
         ),
+        "error_frame_not_text": "Чат принимает только текстовые сообщения (JSON).",
+        "error_frame_not_json": "Не удалось разобрать сообщение: это не JSON.",
+        "error_frame_too_deep": "Не удалось разобрать сообщение: слишком глубокая вложенность.",
+        "error_frame_not_object": "Не удалось разобрать сообщение: ожидался объект JSON.",
+        "error_frame_unknown_type": "Не удалось разобрать сообщение: неизвестный тип.",
+        "error_frame_rating": "Оценка может быть только 1 (полезно) или -1 (не помогло).",
+        "error_frame_button": "Эта кнопка больше не работает. Обновите страницу.",
+        "error_frame_message_id": "Неверный идентификатор сообщения.",
+        "error_lead_consent": "Без согласия на обработку персональных данных мы не можем сохранить контакт.",
+        "error_lead_name": "Как к вам обращаться? Укажите имя.",
+        "error_lead_name_too_long": "Имя слишком длинное: не больше {limit} знаков.",
+        "error_lead_contact": "Укажите телефон или e-mail, чтобы мы могли связаться с вами.",
+        "error_lead_phone_unreadable": "Не получилось разобрать номер телефона. Пример: +7 916 123-45-67.",
+        "error_lead_phone_invalid": "Такого номера телефона не бывает. Проверьте цифры, пример: +7 916 123-45-67.",
+        "error_lead_email": "Проверьте адрес почты: похоже, в нём ошибка.",
         "operator_joined": "Оператор {name} на связи.",
         "operator_released": "Оператор вернул разговор виртуальному помощнику. Я снова отвечаю на ваши вопросы.",
         "operator_closed": "Оператор завершил разговор. Если появятся вопросы, напишите нам снова.",
@@ -184,6 +200,21 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "error_already_taken": "{holder} is already handling this conversation.",
         "error_invalid_field": "Please check the field «{field}».",
         "error_lead_unavailable": "A contact cannot be left here right now. Please use the contacts on the site.",
+        "error_frame_not_text": "The chat accepts text messages (JSON) only.",
+        "error_frame_not_json": "Could not read the message: it is not JSON.",
+        "error_frame_too_deep": "Could not read the message: it is nested too deeply.",
+        "error_frame_not_object": "Could not read the message: a JSON object was expected.",
+        "error_frame_unknown_type": "Could not read the message: unknown type.",
+        "error_frame_rating": "A rating can only be 1 (helpful) or -1 (not helpful).",
+        "error_frame_button": "This button no longer works. Please reload the page.",
+        "error_frame_message_id": "Invalid message id.",
+        "error_lead_consent": "Without your consent to the processing of personal data we cannot keep your contact.",
+        "error_lead_name": "How should we address you? Please give your name.",
+        "error_lead_name_too_long": "The name is too long: {limit} characters at most.",
+        "error_lead_contact": "Please give a phone number or an e-mail so that we can reach you.",
+        "error_lead_phone_unreadable": "Could not read the phone number. Example: +7 916 123-45-67.",
+        "error_lead_phone_invalid": "There is no such phone number. Please check the digits, e.g. +7 916 123-45-67.",
+        "error_lead_email": "Please check the e-mail address: it seems to have a mistake.",
         "operator_joined": "{name} from our team has joined the chat.",
         "operator_released": "The operator handed the conversation back to me, the virtual assistant. Ask away.",
         "operator_closed": "The operator closed the conversation. Write again any time you have a question.",

@@ -423,7 +423,7 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
     """A visitor's thumbs on a bot answer of their own conversation; thumbs-down is friction, and
     (escalation rule) brings an offer of a person, once per conversation, to the visitor's sockets."""
     if rating not in (-1, 0, 1):
-        raise ValidationFailed("Оценка может быть только 1 или -1.", code="bad_frame")
+        raise ValidationFailed(code="bad_frame", key="frame_rating")
     ratelimit.check("rating", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         message = (

@@ -69,7 +69,7 @@ def check_client_msg_id(client_msg_id: str, *, required: bool = True) -> None:
     if (required and not client_msg_id) or len(client_msg_id) > MAX_CLIENT_MSG_ID or frames.NOT_AN_ID.search(
         client_msg_id
     ):
-        raise ValidationFailed("Неверный идентификатор сообщения.", code="bad_frame")
+        raise ValidationFailed(code="bad_frame", key="frame_message_id")
 
 
 def locked(conversation_id: int) -> Conversation:

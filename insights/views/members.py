@@ -31,7 +31,7 @@ def members_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         _act(request, bot)
         return HttpResponseRedirect(reverse("insights:members", args=[bot.slug]))
-    context = owner_context(request, bot, section="setup", title=_("Участники бота"))
+    context = owner_context(request, bot, section="members", title=_("Участники бота"))
     context |= {
         "memberships": bot.memberships.select_related("user").order_by("role", "user__username"),
         "invitations": bot.invitations.filter(accepted_at__isnull=True, revoked_at__isnull=True).select_related(

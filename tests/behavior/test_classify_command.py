@@ -42,3 +42,12 @@ def test_empty_stdin_prints_nothing() -> None:
 def test_without_a_phrase_or_stdin_it_says_what_is_missing() -> None:
     with pytest.raises(CommandError, match="--stdin"):
         call_command("classify")
+
+
+def test_no_phrase_is_explained_in_the_installation_language():
+    from django.test import override_settings
+
+    with pytest.raises(CommandError, match="Нужна реплика или --stdin"):
+        _run()
+    with override_settings(LANGUAGE_CODE="en"), pytest.raises(CommandError, match="Give a phrase or --stdin"):
+        _run()

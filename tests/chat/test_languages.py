@@ -10,7 +10,7 @@ import pytest
 
 from assistant.bots.models import Bot
 from assistant.chat import frames, pipeline, replies
-from assistant.chat.exceptions import RateLimited, ValidationFailed
+from assistant.chat.exceptions import BadFrame, InvalidField, RateLimited, ValidationFailed
 from assistant.chat.services import clean_text
 from tests import fakes
 from tests.chat.conftest import ORIGIN
@@ -134,3 +134,71 @@ async def test_an_english_bot_gets_english_error_frames(shop, connect):
 
     assert error["code"] == "empty" and error["message"] == "Please write your question: the message is empty."
     assert json.dumps(error, ensure_ascii=False).count("Напишите") == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "russian", "english"),
+    [
+        (None, "Чат принимает только текстовые сообщения (JSON).", "The chat accepts text messages (JSON) only."),
+        ("{not json", "Не удалось разобрать сообщение: это не JSON.", "Could not read the message: it is not JSON."),
+        ("[" * 100_000 + "]" * 100_000, "Не удалось разобрать сообщение: слишком глубокая вложенность.",
+         "Could not read the message: it is nested too deeply."),
+        ("[1]", "Не удалось разобрать сообщение: ожидался объект JSON.",
+         "Could not read the message: a JSON object was expected."),
+        ('{"type": "dance"}', "Не удалось разобрать сообщение: неизвестный тип.",
+         "Could not read the message: unknown type."),
+        ('{"type": "rate", "message_id": 1, "rating": 5}', "Оценка может быть только 1 (полезно) или -1 (не помогло).",
+         "A rating can only be 1 (helpful) or -1 (not helpful)."),
+        ('{"type": "button", "id": "gone"}', "Эта кнопка больше не работает. Обновите страницу.",
+         "This button no longer works. Please reload the page."),
+    ],
+)
+def test_a_bad_frame_is_explained_in_the_bots_language(settings, text, russian, english):
+    settings.CHAT_MAX_FRAME_BYTES = 1_000_000  # room for the deeply nested one
+    with pytest.raises(BadFrame) as refused:
+        frames.parse(text, None)
+    assert refused.value.code == "bad_frame" and refused.value.message == russian
+    assert frames.error_frame(refused.value, language="ru")["message"] == russian
+    assert frames.error_frame(refused.value, language="en") == {"type": "error", "code": "bad_frame",
+                                                                "message": english}
+
+
+def test_the_contact_forms_field_errors_in_both_languages():
+    from assistant.chat.frames import LeadForm
+    from assistant.chat.leads import _clean_form
+
+    cases = [
+        (LeadForm(name="Анна", phone="", email="", question="", consent=False), "consent",
+         "Without your consent to the processing of personal data we cannot keep your contact."),
+        (LeadForm(name=" ", phone="+79161234567", email="", question="", consent=True), "name",
+         "How should we address you? Please give your name."),
+        (LeadForm(name="А" * 201, phone="+79161234567", email="", question="", consent=True), "name",
+         "The name is too long: 200 characters at most."),
+        (LeadForm(name="Анна", phone="", email="", question="", consent=True), "phone",
+         "Please give a phone number or an e-mail so that we can reach you."),
+        (LeadForm(name="Анна", phone="12", email="", question="", consent=True), "phone",
+         "There is no such phone number. Please check the digits, e.g. +7 916 123-45-67."),
+        (LeadForm(name="Анна", phone="", email="anna@", question="", consent=True), "email",
+         "Please check the e-mail address: it seems to have a mistake."),
+    ]
+    for form, field, english in cases:
+        with pytest.raises(InvalidField) as refused:
+            _clean_form(form)
+        frame = frames.error_frame(refused.value, language="en")
+        assert frame == {"type": "error", "code": "invalid_field", "field": field, "message": english}
+        russian = frames.error_frame(refused.value, language="ru")["message"]
+        assert russian == refused.value.message and russian != english and "{" not in russian
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_english_bot_explains_a_bad_frame_in_english(shop, connect):
+    from tests.chat.conftest import in_db
+
+    shop.language = "en"
+    await in_db(lambda: shop.save(update_fields=["language"]))()
+    client = await connect(shop, origin=ORIGIN)
+    await client.hello()
+    await client.send(type="rate", message_id=1, rating=7)
+    error = await client.recv()
+    assert error == {"type": "error", "code": "bad_frame",
+                     "message": "A rating can only be 1 (helpful) or -1 (not helpful)."}

@@ -7,6 +7,9 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
+from django.utils.translation import gettext as _
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.selectors import bot_by_slug
@@ -15,11 +18,12 @@ from feedback.models import Gap, GapQuestion
 
 
 class Command(BaseCommand):
-    help = "Пробелы в знаниях бота: gaps SLUG [--json] [--status open|answered|hidden]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Пробелы в знаниях бота: gaps SLUG [--json] [--status open|answered|hidden]")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
-        parser.add_argument("--json", action="store_true", help="JSON: одна строка на тему")
+        parser.add_argument("--json", action="store_true", help=_("JSON: одна строка на тему"))
         parser.add_argument("--status", default=Gap.Status.OPEN, choices=Gap.Status.values)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -39,7 +43,8 @@ class Command(BaseCommand):
                     "last_seen": gap.last_seen.isoformat(),
                 }, ensure_ascii=False))
             else:
-                self.stdout.write(f"{gap.count:>4}  {trend_word(row['trend'])}  {gap.title}  "
-                                  f"(последний раз {gap.last_seen:%d.%m.%Y})")
+                seen = date_format(localtime(gap.last_seen), "SHORT_DATE_FORMAT")
+                last = _("последний раз %(date)s") % {"date": seen}
+                self.stdout.write(f"{gap.count:>4}  {trend_word(row['trend'])}  {gap.title}  ({last})")
         if not rows and not options["json"]:
-            self.stdout.write("Пробелов нет: на все вопросы бот ответил уверенно.")
+            self.stdout.write(_("Пробелов нет: на все вопросы бот ответил уверенно."))

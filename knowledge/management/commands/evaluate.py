@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.selectors import bot_by_slug
@@ -20,13 +21,14 @@ from knowledge.search import SearchResult, search_entries
 
 
 class Command(BaseCommand):
-    help = "Оценить поиск на наборе вопросов: evaluate SLUG CASES.jsonl [--json]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Оценить поиск на наборе вопросов: evaluate SLUG CASES.jsonl [--json]")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("cases", type=Path, metavar="CASES.jsonl")
-        parser.add_argument("-k", type=int, default=5, help="сколько результатов запрашивать")
-        parser.add_argument("--threshold", type=float, default=None, help="порог совпадения (по умолчанию — бота)")
+        parser.add_argument("-k", type=int, default=5, help=_("сколько результатов запрашивать"))
+        parser.add_argument("--threshold", type=float, default=None, help=_("порог совпадения (по умолчанию — бота)"))
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -37,9 +39,10 @@ class Command(BaseCommand):
         try:
             cases = load_cases(options["cases"])
         except (OSError, ValueError, KeyError) as exc:
-            raise CommandError(f"Не удалось прочитать {options['cases']}: {exc}") from exc
+            raise CommandError(_("Не удалось прочитать %(path)s: %(error)s") % {
+                "path": options["cases"], "error": exc}) from exc
         if not cases:
-            raise CommandError("В файле нет ни одного вопроса")
+            raise CommandError(_("В файле нет ни одного вопроса"))
         k = max(options["k"], 3)
 
         def search(question: str) -> list[SearchResult]:
@@ -56,11 +59,12 @@ class Command(BaseCommand):
 
 def render(report: Report) -> str:
     return "\n".join([
-        f"вопросов: {report.answerable} с ответом, {report.unanswerable} без ответа; порог {report.threshold:.3f}",
+        _("вопросов: %(answerable)s с ответом, %(unanswerable)s без ответа; порог %(threshold).3f") % {
+            "answerable": report.answerable, "unanswerable": report.unanswerable, "threshold": report.threshold},
         f"hit@1            {report.hit1:.3f}",
         f"hit@3            {report.hit3:.3f}",
         f"MRR              {report.mrr:.3f}",
         f"answered-right   {report.answered_right:.3f}",
         f"refusal          {report.refusal:.3f}",
-        f"latency p50/p95  {report.p50_ms:.1f} / {report.p95_ms:.1f} ms",
+        f"latency p50/p95  {report.p50_ms:.1f} / {report.p95_ms:.1f} " + _("мс"),
     ])

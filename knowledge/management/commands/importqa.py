@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from knowledge.exceptions import KnowledgeError
 from knowledge.importing import qa_import_csv
@@ -21,7 +22,8 @@ from knowledge.management.commands.importdocs import (
 
 
 class Command(BaseCommand):
-    help = "Импортировать вопросы и ответы из CSV (вопрос;ответ[;вес][;ссылка]): importqa SLUG FILE.csv"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Импортировать вопросы и ответы из CSV (вопрос;ответ[;вес][;ссылка]): importqa SLUG FILE.csv")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")

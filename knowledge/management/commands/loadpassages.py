@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from knowledge.exceptions import KnowledgeError
 from knowledge.importing import passages_load
@@ -22,7 +23,8 @@ from knowledge.management.commands.importdocs import (
 
 
 class Command(BaseCommand):
-    help = "Загрузить фрагменты из JSON Lines ({id, title, text, url} в строке): loadpassages SLUG FILE.jsonl"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Загрузить фрагменты из JSON Lines ({id, title, text, url} в строке): loadpassages SLUG FILE.jsonl")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
@@ -38,5 +40,6 @@ class Command(BaseCommand):
             result = passages_load(bot=bot, filename=path.name, data=file_read(path))
         except KnowledgeError as exc:
             raise CommandError(exc.message) from exc
-        self.stdout.write(f"{result_line(str(path), result)} ({time.monotonic() - started:.1f} с)")
+        seconds = _("%(seconds).1f с") % {"seconds": time.monotonic() - started}
+        self.stdout.write(f"{result_line(str(path), result)} ({seconds})")
         embed_now(self, bot, skip=options["no_embed"])

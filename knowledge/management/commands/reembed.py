@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.selectors import bot_by_slug
@@ -20,14 +21,16 @@ from knowledge.indexing import embed_pending, embeddings_reset
 
 
 class Command(BaseCommand):
-    help = "Пересчитать векторы записей бота: reembed SLUG [--model KEY] [--all]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Пересчитать векторы записей бота: reembed SLUG [--model KEY] [--all]")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--model", choices=sorted(DIMENSIONS), default=None,
-                            help=f"модель (по умолчанию из настроек: {settings.EMBEDDING_MODEL})")
-        parser.add_argument("--all", action="store_true", help="пересчитать и уже посчитанные этой моделью")
-        parser.add_argument("--batch", type=int, default=None, help="размер пачки")
+                            help=_("модель (по умолчанию из настроек: %(model)s)") % {
+                                "model": settings.EMBEDDING_MODEL})
+        parser.add_argument("--all", action="store_true", help=_("пересчитать и уже посчитанные этой моделью"))
+        parser.add_argument("--batch", type=int, default=None, help=_("размер пачки"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -47,5 +50,9 @@ class Command(BaseCommand):
 
         done = embed_pending(bot_id=bot.pk, model_key=model, batch_size=options["batch"], progress=progress)
         elapsed = time.monotonic() - started
-        rate = f", {done / elapsed:.1f} в секунду" if done and elapsed > 0 else ""
-        self.stdout.write(self.style.SUCCESS(f"Готово: {done} записей, модель {model}, {elapsed:.1f} с{rate}"))
+        values = {"done": done, "model": model, "seconds": elapsed, "rate": done / elapsed if elapsed > 0 else 0.0}
+        if done and elapsed > 0:
+            line = _("Готово: %(done)s записей, модель %(model)s, %(seconds).1f с, %(rate).1f в секунду") % values
+        else:
+            line = _("Готово: %(done)s записей, модель %(model)s, %(seconds).1f с") % values
+        self.stdout.write(self.style.SUCCESS(line))

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.selectors import bot_by_slug
@@ -22,13 +23,14 @@ from review.services import clean_question, correction_apply
 
 
 class Command(BaseCommand):
-    help = "Исправить ответ бота: correct SLUG --question «вопрос» --answer «правильный ответ» [--json]"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Исправить ответ бота: correct SLUG --question «вопрос» --answer «правильный ответ» [--json]")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
-        parser.add_argument("--question", required=True, help="вопрос посетителя")
-        parser.add_argument("--answer", required=True, help="правильный ответ")
-        parser.add_argument("--json", action="store_true", help="результат одной строкой JSON")
+        parser.add_argument("--question", required=True, help=_("вопрос посетителя"))
+        parser.add_argument("--answer", required=True, help=_("правильный ответ"))
+        parser.add_argument("--json", action="store_true", help=_("результат одной строкой JSON"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -50,6 +52,8 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps({"entry_id": correction.entry_id, "culprits": flagged}, ensure_ascii=False))
             return
-        self.stdout.write(f"Поправка сохранена: запись №{correction.entry_id}, действует со следующего сообщения.")
+        self.stdout.write(_("Поправка сохранена: запись №%(id)s, действует со следующего сообщения.") % {
+            "id": correction.entry_id})
         for culprit in flagged:
-            self.stdout.write(f"  на проверку: запись №{culprit['entry_id']} {culprit['url']}")
+            self.stdout.write("  " + _("на проверку: запись №%(id)s %(url)s") % {
+                "id": culprit["entry_id"], "url": culprit["url"]})

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from routes.reviews import COLUMNS, ReviewsRefused, csv_parse, reviews_import
@@ -14,7 +15,8 @@ MAX_FILE = 20 * 1024 * 1024
 
 
 class Command(BaseCommand):
-    help = f"Импорт отзывов покупателей из CSV (столбцы: {', '.join(COLUMNS)})."
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Импорт отзывов покупателей из CSV (столбцы: %(columns)s).") % {"columns": ", ".join(COLUMNS)}
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
@@ -23,14 +25,16 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         bot = Bot.objects.filter(slug=options["slug"]).first()
         if bot is None:
-            raise CommandError(f"Бота с кодом «{options['slug']}» нет.")
+            raise CommandError(_("Бота с кодом «%(slug)s» нет.") % {"slug": options["slug"]})
         path = Path(options["file"])
         if not path.is_file():
-            raise CommandError(f"Файла {path} нет.")
+            raise CommandError(_("Файла %(path)s нет.") % {"path": path})
         if path.stat().st_size > MAX_FILE:
-            raise CommandError(f"Файл {path} больше {MAX_FILE // (1024 * 1024)} МБ.")
+            raise CommandError(_("Файл %(path)s больше %(mb)s МБ.") % {"path": path, "mb": MAX_FILE // (1024 * 1024)})
         try:
             imported = reviews_import(bot=bot, drafts=csv_parse(path.read_bytes()))
         except ReviewsRefused as exc:
-            raise CommandError("Файл не импортирован, ничего не сохранено:\n" + "\n".join(exc.problems)) from exc
-        self.stdout.write(f"Импортировано отзывов: {len(imported.created)}; уже были: {imported.skipped}.")
+            problems = "\n".join(exc.problems)
+            raise CommandError(_("Файл не импортирован, ничего не сохранено:") + "\n" + problems) from exc
+        self.stdout.write(_("Импортировано отзывов: %(created)s; уже были: %(skipped)s.") % {
+            "created": len(imported.created), "skipped": imported.skipped})

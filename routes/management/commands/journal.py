@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from routes.journal import journal_rows
@@ -13,20 +14,21 @@ from routes.models import RouteRun
 
 
 class Command(BaseCommand):
-    help = "Журнал прогонов маршрутов бота: по строке на событие (--json: объект JSON на строку)."
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Журнал прогонов маршрутов бота: по строке на событие (--json: объект JSON на строку).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
-        parser.add_argument("--run", type=int, default=None, help="только этот прогон")
-        parser.add_argument("--json", action="store_true", help="по объекту JSON на строку")
+        parser.add_argument("--run", type=int, default=None, help=_("только этот прогон"))
+        parser.add_argument("--json", action="store_true", help=_("по объекту JSON на строку"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         bot = Bot.objects.filter(slug=options["slug"]).first()
         if bot is None:
-            raise CommandError(f"Бота с кодом «{options['slug']}» нет.")
+            raise CommandError(_("Бота с кодом «%(slug)s» нет.") % {"slug": options["slug"]})
         run_id = options["run"]
         if run_id is not None and not RouteRun.objects.filter(pk=run_id, bot=bot).exists():
-            raise CommandError(f"У бота «{bot.slug}» нет прогона {run_id}.")
+            raise CommandError(_("У бота «%(slug)s» нет прогона %(run)s.") % {"slug": bot.slug, "run": run_id})
         rows = journal_rows(bot_id=bot.pk, run_id=run_id)
         for row in rows:
             if options["json"]:
@@ -38,7 +40,7 @@ class Command(BaseCommand):
                     f"{_v(row['verdict_before']):>11} → {_v(row['verdict_after']):<11} {row['reason']}"
                 )
         if not rows and not options["json"]:
-            self.stdout.write("Записей в журнале нет.")
+            self.stdout.write(_("Записей в журнале нет."))
 
 
 def _v(value: object) -> str:

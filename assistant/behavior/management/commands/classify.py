@@ -10,16 +10,18 @@ import sys
 from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.behavior.intents import classify
 
 
 class Command(BaseCommand):
-    help = "Классифицировать реплику правилами (без модели): classify ТЕКСТ или classify --stdin"
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _("Классифицировать реплику правилами (без модели): classify ТЕКСТ или classify --stdin")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("text", nargs="?", default=None, help="реплика посетителя")
-        parser.add_argument("--stdin", action="store_true", help="читать по одной реплике в строке из stdin")
+        parser.add_argument("text", nargs="?", default=None, help=_("реплика посетителя"))
+        parser.add_argument("--stdin", action="store_true", help=_("читать по одной реплике в строке из stdin"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         # From the shell options["stdin"] is True; call_command("classify", stdin=io.StringIO(...))
@@ -30,7 +32,7 @@ class Command(BaseCommand):
         elif options["text"] is not None:
             self.stdout.write(classify(options["text"]).name)
         else:
-            raise CommandError("Нужна реплика или --stdin")
+            raise CommandError(_("Нужна реплика или --stdin"))
 
     def _classify_lines(self, stream: TextIO) -> None:
         for line in stream:

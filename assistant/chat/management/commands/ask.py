@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
 
 from assistant.bots.exceptions import BotNotFound
 from assistant.bots.selectors import bot_by_slug
@@ -20,12 +21,13 @@ from assistant.chat.services import conversation_ask_once
 
 
 class Command(BaseCommand):
-    help = 'Задать боту вопрос: ask SLUG "вопрос" [--json]'
+    # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
+    help = _('Задать боту вопрос: ask SLUG "вопрос" [--json]')
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("question")
-        parser.add_argument("--json", action="store_true", help="ответ одним объектом JSON")
+        parser.add_argument("--json", action="store_true", help=_("ответ одним объектом JSON"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -34,7 +36,7 @@ class Command(BaseCommand):
         except (BotNotFound, ChatError) as exc:
             raise CommandError(str(exc)) from exc
         if reply is None:  # cannot happen in a fresh conversation; say so rather than print nothing
-            raise CommandError("Бот не ответил: разговор передан оператору.")
+            raise CommandError(_("Бот не ответил: разговор передан оператору."))
         if options["json"]:
             self.stdout.write(json.dumps(reply_json(reply), ensure_ascii=False))
             return
