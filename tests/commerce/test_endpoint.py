@@ -214,3 +214,19 @@ def test_a_pooled_connection_does_not_skip_the_address_check_on_the_next_lookup(
     assert shop_api.order_hits() == ["/api/orders/48213"] * 2  # the refused one never reached the shop
     assert shop_api.connections == 1
     assert shop_api.hits[-1][1]["host"] == f"shop.test:{shop_api.port}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lookup_row_of_its_own_is_stored_and_the_session_keeps_its_commit_rule(bot):
+    """Outside any transaction the row is its own, committed without waiting for the WAL flush:
+    stored and visible at once, and the setting ends with it (the connection's next commits wait)."""
+    from django.db import connection
+
+    from assistant.commerce.services import order_lookup_record
+
+    assert not connection.in_atomic_block
+    row = order_lookup_record(bot=bot, number="48213", result=OrderLookup.Result.FOUND, visitor_id="v-1")
+    assert OrderLookup.objects.filter(pk=row.pk, bot=bot, number="48213", result="found").exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
