@@ -6,7 +6,7 @@ What must stay true:
   per bot, like the entries' pass) on the embed queue; search by words works at once.
 - A vector is written only if the offer's content_hash is still the one that was embedded: an
   offer changed meanwhile keeps no stale vector (the import cleared it) and the next pass takes it.
-- A task that wrote vectors ends with ANALYZE of the offers' vector columns: until autovacuum
+- A task that wrote vectors ends with ANALYZE of the offers' table: until autovacuum
   comes round (a minute or more), the planner believes no offer carries the model's key, skips
   the partial HNSW index and sorts the bot's every offer by exact cosine (42 ms instead of 1.5 ms
   at 10,000 offers, docs/benchmarks.md). ANALYZE samples at most 30,000 rows: ~0.3 s, once a task.
@@ -68,9 +68,11 @@ def offer_vectors_write(*, model_key: str, rows: list[tuple[int, str, str]]) -> 
 
 
 def offers_statistics_refresh() -> None:
-    """The planner's statistics of the columns an embedding pass changes (see the module's note)."""
+    """The planner's statistics of the offers after an embedding pass (see the module's note)."""
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE commerce_catalogoffer (embedding_model, embedding)")
+        # The whole table, not only the vector columns: the bot's id matters as much (a new bot's
+        # id is in no statistics yet, so the planner expects one row and sorts them all).
+        cursor.execute("ANALYZE commerce_catalogoffer")
 
 
 def _queued_key(bot_id: int) -> str:

@@ -207,6 +207,19 @@ def _model_share():
     return dict(zip(row[0], row[1], strict=True)).get(get_embedder().key, 0.0)
 
 
+def _estimated_rows(bot_id):
+    """The planner's guess of the bot's embedded offers (what picks the HNSW index or a full sort)."""
+    from django.db import connection
+
+    from knowledge.embeddings import get_embedder
+
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) SELECT id FROM commerce_catalogoffer WHERE bot_id = %s "
+                       "AND embedding_model = %s", [bot_id, get_embedder().key])
+        plan = cursor.fetchone()[0]
+    return round((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"]["Plan Rows"])
+
+
 def test_an_embedding_pass_leaves_the_offers_analysed_for_the_planner(shop_catalog):
     """Right after a pass the planner must know the offers carry vectors of the model, or it
     skips the HNSW index (docs/benchmarks.md): the task ends with ANALYZE, not waiting for autovacuum."""
@@ -220,6 +233,8 @@ def test_an_embedding_pass_leaves_the_offers_analysed_for_the_planner(shop_catal
     assert after is not None and after > before
     assert changed_since == 0  # the 4 vector writes are in the statistics
     assert _model_share() == 1.0
+    # …and knows the bot's own offers carry them (the bot's id is in the statistics as well).
+    assert _estimated_rows(shop_catalog.pk) == 4
     # A task with nothing to embed writes nothing and costs no ANALYZE.
     assert offers_embed_behind(bot_id=shop_catalog.pk) == 0
     assert _last_analyze()[0] == after
