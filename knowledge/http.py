@@ -31,6 +31,7 @@ HeadersCheck = Callable[[int, httpx.Headers], None]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+DRAIN_BYTES = 16 * 1024  # a non-2xx body up to this is read (and dropped) to keep the connection open
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
@@ -284,8 +285,15 @@ class SafeClient:
     def _read(
         self, response: httpx.Response, deadline: float, max_bytes: int, check_headers: HeadersCheck | None,
     ) -> bytes:
-        """The body, only for 2xx answers, stopped as soon as it passes `max_bytes` or the deadline."""
+        """The body, only for 2xx answers, stopped as soon as it passes `max_bytes` or the deadline.
+        The small declared body of any other answer (a 404's page) is read and dropped, so that the
+        kept-alive connection can serve the next request; a larger or undeclared one closes it."""
         if not 200 <= response.status_code < 300:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) <= DRAIN_BYTES:
+                for _chunk in response.iter_bytes():
+                    if time.monotonic() > deadline:
+                        break
             return b""
         if check_headers is not None:
             check_headers(response.status_code, response.headers)

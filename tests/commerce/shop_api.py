@@ -33,6 +33,7 @@ class ShopAPI:
     host: str = "127.0.0.1"
     port: int = 0
     hits: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    connections: int = 0  # TCP connections accepted: a kept-alive one serves many requests
     delay: float = 0.0  # seconds before every answer (the benchmark's endpoint latency)
     fail_first: int = 0  # this many next requests get 503
     redirect_to: str = ""  # /redirect answers 302 to this address
@@ -50,8 +51,20 @@ class ShopAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps the connection open between requests, as a shop's API behind any web
+            # server does (http.server's default, HTTP/1.0, closes it after every answer).
+            protocol_version = "HTTP/1.1"
+            # Headers and body in one write, as a real web server sends them: written separately on a
+            # kept-alive connection, the body waits for the client's delayed ACK (Nagle), ~40 ms.
+            wbufsize = 64 * 1024
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                api.connections += 1
 
             def do_GET(self) -> None:
                 api.hits.append((self.path, {k.lower(): v for k, v in self.headers.items()}))

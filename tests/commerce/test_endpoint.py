@@ -172,3 +172,61 @@ def test_second_factors():
     assert not numbers.factor_matches("4568", phone="+7 (999) 123-45-67", email="")
     assert numbers.factor_matches("ivan@example.ru", phone="", email="Ivan@Example.ru")
     assert not numbers.factor_matches("ivan@example.ru", phone="", email="")
+
+
+def test_lookups_reuse_one_kept_alive_connection(endpoint, shop_api):
+    """The process's client keeps the connection to the shop between lookups: one TCP
+    connection for many calls, not a new one (and a new handshake) per visitor's question."""
+    for number in ("48213", "48214", "99999", "48213"):
+        order_fetch(endpoint=endpoint, number=number)
+    assert len(shop_api.order_hits()) == 4
+    assert shop_api.connections == 1
+
+
+def test_a_pooled_connection_does_not_skip_the_address_check_on_the_next_lookup(bot, shop_api, settings):
+    """DNS rebinding against the pool: the shop's name first resolves to an allowed address and a
+    kept-alive connection is open; then the name resolves to a private one. The next lookup is
+    refused before anything is sent (the check runs on every request, pool or not), and once the
+    name is back on the allowed address the same open connection serves it."""
+    from knowledge.http import SafeClient
+
+    answers = [["127.0.0.1"], ["10.0.0.7"], ["127.0.0.1"]]
+    asked: list[str] = []
+
+    def rebinding(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return answers[min(len(asked), len(answers)) - 1]
+
+    row = order_endpoint_configure(bot=bot, url_template=f"http://shop.test:{shop_api.port}/api/orders/{{number}}",
+                                   status_pointer="/status")
+    client = SafeClient(resolver=rebinding, allow_private=False, allowed_networks=["127.0.0.1/32"], timeout=0.5)
+    try:
+        first = order_fetch(endpoint=row, number="48213", client=client)
+        assert first.outcome == "found"
+        refused = order_fetch(endpoint=row, number="48213", client=client)
+        assert refused.outcome == "unavailable" and "10.0.0.7" in refused.reason
+        assert refused.attempts == 1  # a refused address is final, never retried
+        again = order_fetch(endpoint=row, number="48213", client=client)
+        assert again.outcome == "found"
+    finally:
+        client.close()
+    assert asked == ["shop.test"] * 3
+    assert shop_api.order_hits() == ["/api/orders/48213"] * 2  # the refused one never reached the shop
+    assert shop_api.connections == 1
+    assert shop_api.hits[-1][1]["host"] == f"shop.test:{shop_api.port}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lookup_row_of_its_own_is_stored_and_the_session_keeps_its_commit_rule(bot):
+    """Outside any transaction the row is its own, committed without waiting for the WAL flush:
+    stored and visible at once, and the setting ends with it (the connection's next commits wait)."""
+    from django.db import connection
+
+    from assistant.commerce.services import order_lookup_record
+
+    assert not connection.in_atomic_block
+    row = order_lookup_record(bot=bot, number="48213", result=OrderLookup.Result.FOUND, visitor_id="v-1")
+    assert OrderLookup.objects.filter(pk=row.pk, bot=bot, number="48213", result="found").exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"

@@ -180,3 +180,61 @@ def test_a_changed_offer_loses_its_vector_until_it_is_embedded_again(shop_catalo
     catalog.catalog_import_bytes(bot=shop_catalog, data=FEED.replace(b"12990", b"11990"), name="feed.xml")
     assert list(CatalogOffer.objects.filter(embedding__isnull=True).values_list("offer_id", flat=True)) == ["v1"]
     assert offers_embed_pending(bot_id=shop_catalog.pk) == 1
+
+
+def _last_analyze():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # the stats of now, not of this transaction's first read
+        cursor.execute("SELECT last_analyze, n_mod_since_analyze FROM pg_stat_user_tables "
+                       "WHERE relname = 'commerce_catalogoffer'")
+        return cursor.fetchone()
+
+
+def _model_share():
+    """What the planner believes of the offers carrying the model's key (pg_stats after ANALYZE)."""
+    from django.db import connection
+
+    from knowledge.embeddings import get_embedder
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT most_common_vals::text::text[], most_common_freqs FROM pg_stats "
+                       "WHERE tablename = 'commerce_catalogoffer' AND attname = 'embedding_model'")
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        return 0.0
+    return dict(zip(row[0], row[1], strict=True)).get(get_embedder().key, 0.0)
+
+
+def _estimated_rows(bot_id):
+    """The planner's guess of the bot's embedded offers (what picks the HNSW index or a full sort)."""
+    from django.db import connection
+
+    from knowledge.embeddings import get_embedder
+
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) SELECT id FROM commerce_catalogoffer WHERE bot_id = %s "
+                       "AND embedding_model = %s", [bot_id, get_embedder().key])
+        plan = cursor.fetchone()[0]
+    return round((plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"]["Plan Rows"])
+
+
+def test_an_embedding_pass_leaves_the_offers_analysed_for_the_planner(shop_catalog):
+    """Right after a pass the planner must know the offers carry vectors of the model, or it
+    skips the HNSW index (docs/benchmarks.md): the task ends with ANALYZE, not waiting for autovacuum."""
+    from assistant.commerce.embedding import offers_embed_behind, offers_statistics_refresh
+
+    offers_statistics_refresh()  # the state before the pass: no offer has a vector yet
+    before, _changed = _last_analyze()
+    assert _model_share() == 0.0
+    assert offers_embed_behind(bot_id=shop_catalog.pk) == 4
+    after, changed_since = _last_analyze()
+    assert after is not None and after > before
+    assert changed_since == 0  # the 4 vector writes are in the statistics
+    assert _model_share() == 1.0
+    # …and knows the bot's own offers carry them (the bot's id is in the statistics as well).
+    assert _estimated_rows(shop_catalog.pk) == 4
+    # A task with nothing to embed writes nothing and costs no ANALYZE.
+    assert offers_embed_behind(bot_id=shop_catalog.pk) == 0
+    assert _last_analyze()[0] == after
