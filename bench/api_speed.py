@@ -11,7 +11,10 @@ page 20 pages deep (followed through `next` cursors) and a filtered page (kind, 
 Ask: `POST /api/v1/ask/` against the chain itself, `pipeline.answer()` called directly, and
 against `conversation_ask_once()` (the service `manage.py ask` and a recorded ask/ call: the chain
 plus the conversation's rows, the review record and the broadcasts); `{"record": false}` calls the
-chain alone, so its baseline is the chain; the recorded call's is the service. Without a model
+chain alone, so its baseline is the chain; the recorded call's is the service. A third call in
+the record=false turns, an ask/ refused by validation (an empty question: the key, both throttle
+scopes, parsing and the error's rendering, no chain), is the API layer's floor, shown as a share of
+the chain's mean time. Without a model
 (LLM_PROVIDER=none, the case where the chain is fastest and any overhead weighs most). Each API
 call is timed beside its baseline as a pair (record=false with the chain, recorded with the
 service), both on the same question one after the other, which first in turns, the query-vector
@@ -146,12 +149,19 @@ def ask_rows(bot: Any, questions: list[str], rounds: int, overrides: dict[str, A
         response = client.post("/api/v1/ask/", body, content_type="application/json")
         assert response.status_code == 200, response.content[:300]
 
+    def api_floor(_question: str) -> None:
+        # The same request refused by validation after the key, both throttle scopes and parsing:
+        # everything the API layer does for an ask except the chain and the reply's rendering.
+        response = client.post("/api/v1/ask/", {"question": "", "record": False}, content_type="application/json")
+        assert response.status_code == 400, response.content[:300]
+
     modes: list[tuple[str, Callable[[str], Any]]] = [
         ("chain: pipeline.answer() (baseline)", lambda q: pipeline.answer(bot=bot, text=q, history=[])),
         ("conversation_ask_once() (manage.py ask)",
          lambda q: conversation_ask_once(bot=bot, text=q, visitor_id=f"bench:{uuid.uuid4().hex[:12]}")),
         ("POST ask/ (recorded, as manage.py ask)", api),
         ("POST ask/ {record: false}", lambda q: api(q, record=False)),
+        ("POST ask/ refused by validation (the API layer alone, no chain)", api_floor),
     ]
     samples: dict[str, list[float]] = {label: [] for label, _call in modes}
     with override_settings(**overrides):
@@ -160,7 +170,7 @@ def ask_rows(bot: Any, questions: list[str], rounds: int, overrides: dict[str, A
         # Each API call beside what it does without the API, as a pair on its own: a recorded call
         # leaves work behind (broadcasts, the review record's after-commit hooks) that would slow
         # whatever runs next, so a stored and an unstored call never alternate.
-        for pair in ((modes[0], modes[3]), (modes[1], modes[2])):
+        for pair in ((modes[0], modes[3], modes[4]), (modes[1], modes[2])):
             for round_ in range(rounds):
                 for index, question in enumerate(questions):
                     # Both on each question, in turns first: drift falls on both alike. Each call
@@ -177,6 +187,10 @@ def ask_rows(bot: Any, questions: list[str], rounds: int, overrides: dict[str, A
     for label, _call in modes:
         times = samples[label]
         own = baseline.get(label)
+        if label == modes[4][0]:  # the floor: its whole time is API layer, as a share of the chain's
+            rows.append([label, len(times), statistics.mean(times), percentile(times, 50), percentile(times, 95),
+                         statistics.mean(times) / statistics.mean(chain) * 100, "", ""])
+            continue
         rows.append([label, len(times), statistics.mean(times), percentile(times, 50), percentile(times, 95),
                      _over(times, chain), _over(times, own) if own else "",
                      ("yes" if _over(times, own) <= 5 else "no") if own else ""])
