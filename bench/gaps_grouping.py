@@ -256,8 +256,8 @@ def main() -> None:
         for name, group in runs.items():
             whole, mean_share, mixed = score(group, labeller)
             rows.append([label, name, f"{whole:.3f}", f"{mean_share:.3f}", f"{mixed:.2f}"])
-    ceiling = [[name, f"{nearest_same_topic(group[0], vectors):.3f}", f"{nearest_same_topic(group[0], vectors, shipped.mean):.3f}"]
-               for name, group in runs.items()]
+    ceiling = [[name, f"{nearest_same_topic(group[0], vectors):.3f}",
+                f"{nearest_same_topic(group[0], vectors, shipped.mean):.3f}"] for name, group in runs.items()]
     print(f"# Gaps grouping ({embedder.key}) — {common.machine()}\n")
     print(common.table(["grouping", "set", "topics with >= 0.9 in one group", "mean largest share",
                         "mixed groups per run"], rows))
