@@ -31,12 +31,14 @@ TITLE_CHARS: Final = 300
 TREND_WEEKS: Final = 8
 
 
-def _topics(bot: Bot, model_key: str) -> tuple[list[grouping.Topic], dict[int, Gap]]:
+def _topics(bot: Bot, model_key: str, meaning: grouping.Meaning) -> tuple[list[grouping.Topic], dict[int, Gap]]:
+    """The bot's gaps as topics; only vectors of the current model take part in meaning."""
     gaps = {gap.pk: gap for gap in Gap.objects.filter(bot=bot)}
     topics: dict[int, grouping.Topic] = {pk: grouping.Topic(key=pk) for pk in gaps}
     rows = GapQuestion.objects.filter(bot=bot).values_list("gap_id", "stems", "vector", "embedding_model")
     for gap_id, stems, vector, model in rows:
-        topics[gap_id].add(frozenset(stems), np.asarray(vector) if vector is not None and model == model_key else None)
+        usable = vector is not None and model == model_key
+        topics[gap_id].add(frozenset(stems), meaning.prepare(np.asarray(vector)) if usable else None)
     return list(topics.values()), gaps
 
 
@@ -49,7 +51,8 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
     if not found:
         return 0
     embedder = get_embedder()
-    topics, gaps = _topics(bot, embedder.key)
+    meaning = grouping.meaning_for(embedder.key)
+    topics, gaps = _topics(bot, embedder.key, meaning)
     known = set(GapQuestion.objects.filter(bot=bot, message_id__in=[q.message_id for q in found])
                 .values_list("message_id", flat=True))
     added = 0
@@ -60,7 +63,8 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
         known.add(question.message_id)
         stems = grouping.stems(question.text)
         vector = embedder.query(question.text)
-        index = grouping.best_topic(topics, stems, vector)
+        prepared = meaning.prepare(vector)
+        index = grouping.best_topic(topics, stems, prepared, vector_join=meaning.join)
         if index is None:
             gap = Gap.objects.create(bot=bot, title=question.text[:TITLE_CHARS], first_seen=question.asked_at,
                                      last_seen=question.asked_at)
@@ -68,7 +72,7 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
             topics.append(grouping.Topic(key=gap.pk))
             index = len(topics) - 1
         topic = topics[index]
-        topic.add(stems, vector)
+        topic.add(stems, prepared)
         gap = gaps[int(topic.key or 0)]
         GapQuestion.objects.create(
             bot=bot, gap=gap, message_id=question.message_id, text=question.text, reason=question.reason,

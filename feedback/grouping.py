@@ -6,15 +6,26 @@ no words. Pure functions over stems and vectors, so the thresholds can be calibr
 A question joins the topic it is most like when either
 - its content-word stems overlap a member's by Jaccard >= STEM_JOIN (Snowball, the chat's own
   `friction.stems`: question words and stop words left out), or
-- its query vector is at least VECTOR_JOIN cosine-similar to the topic's centroid;
+- its centred query vector is at least `Meaning.join` cosine-similar to the topic's centroid;
 otherwise it starts a topic of its own. Comparing with the centroid, not with the nearest member,
 keeps a chain of near neighbours from gluing two topics together.
+
+Centring: e5-small's query vectors all lie in a narrow cone (any two Russian questions have cosine
+0.75..0.95), so a raw cosine says as much about "both are short Russian questions" as about the
+topic. Subtracting the mean vector of many unrelated Russian questions (feedback/data/
+question_means.json, made by `bench/gaps_grouping.py --background` from XQuAD-ru and VK Cloud FAQ
+questions, none of them in the calibration sets) and renormalising removes that shared part; the
+stored vectors stay the model's own (GapQuestion.vector), centring happens when comparing. A model
+without a stored mean is compared on raw cosines with the old threshold.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Final
 
 import numpy as np
@@ -22,7 +33,12 @@ import numpy as np
 from assistant.chat.friction import stems as content_stems
 
 STEM_JOIN: Final = 0.5
-VECTOR_JOIN: Final = 0.9
+# Centred cosine with a topic's centroid (models with a background mean): calibrated on the shop
+# calibration half and MASSIVE ru-RU for the fewest mixed topics (docs/benchmarks.md, Gaps grouping).
+VECTOR_JOIN: Final = 0.65
+# Raw cosine for a model without a background mean (the setting before centring).
+RAW_VECTOR_JOIN: Final = 0.9
+MEANS_FILE: Final = Path(__file__).resolve().parent / "data" / "question_means.json"
 
 
 def stems(text: str) -> frozenset[str]:
@@ -35,9 +51,46 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def unit_vector(vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """How one model's query vectors are compared: the background mean subtracted from each unit
+    vector (None: raw cosine) and the cosine a question needs with a topic's centroid to join it."""
+
+    mean: np.ndarray | None
+    join: float
+
+    def prepare(self, vector: Sequence[float] | np.ndarray) -> np.ndarray:
+        unit = unit_vector(vector)
+        return unit if self.mean is None else unit_vector(unit - self.mean)
+
+
+RAW: Final = Meaning(mean=None, join=RAW_VECTOR_JOIN)
+
+
+@cache
+def _means() -> dict[str, list[float]]:
+    data = json.loads(MEANS_FILE.read_text(encoding="utf-8"))
+    return {key: row["mean"] for key, row in data.items()}
+
+
+def meaning_for(model_key: str) -> Meaning:
+    """The comparison for vectors of `model_key`: centred when a background mean of that model is
+    stored, raw otherwise."""
+    mean = _means().get(model_key)
+    if mean is None:
+        return RAW
+    return Meaning(mean=np.asarray(mean, dtype=np.float32), join=VECTOR_JOIN)
+
+
 @dataclass
 class Topic:
-    """A topic while grouping: its members' stems and the sum of their unit vectors."""
+    """A topic while grouping: its members' stems and the sum of their prepared unit vectors."""
 
     key: int | None  # the Gap id, None for a topic made in this pass
     member_stems: list[frozenset[str]] = field(default_factory=list)
@@ -50,20 +103,15 @@ class Topic:
         return self.vector_sum / norm if norm else None
 
     def add(self, question_stems: frozenset[str], vector: np.ndarray | None) -> None:
+        """Add a member; `vector` is already prepared (Meaning.prepare) or None."""
         self.member_stems.append(question_stems)
         if vector is not None:
             unit = unit_vector(vector)
             self.vector_sum = unit.copy() if self.vector_sum is None else self.vector_sum + unit
 
 
-def unit_vector(vector: Sequence[float] | np.ndarray) -> np.ndarray:
-    array = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm else array
-
-
 def similarity(topic: Topic, question_stems: frozenset[str], vector: np.ndarray | None) -> tuple[float, float]:
-    """(best stem Jaccard with a member, cosine with the centroid)."""
+    """(best stem Jaccard with a member, cosine of the prepared vector with the centroid)."""
     by_stems = max((jaccard(question_stems, member) for member in topic.member_stems), default=0.0)
     centroid = topic.centroid()
     by_meaning = float(np.dot(unit_vector(vector), centroid)) if vector is not None and centroid is not None else 0.0
@@ -74,7 +122,7 @@ def best_topic(
     topics: Sequence[Topic], question_stems: frozenset[str], vector: np.ndarray | None,
     *, stem_join: float = STEM_JOIN, vector_join: float = VECTOR_JOIN,
 ) -> int | None:
-    """Index of the topic the question joins, or None for a new topic."""
+    """Index of the topic the question joins, or None for a new topic (`vector` prepared)."""
     best, best_score = None, 0.0
     for index, topic in enumerate(topics):
         by_stems, by_meaning = similarity(topic, question_stems, vector)
@@ -88,17 +136,20 @@ def best_topic(
 
 
 def group(
-    questions: Sequence[tuple[frozenset[str], np.ndarray | None]], *, stem_join: float = STEM_JOIN,
-    vector_join: float = VECTOR_JOIN,
+    questions: Sequence[tuple[frozenset[str], np.ndarray | None]], *, meaning: Meaning = RAW,
+    stem_join: float = STEM_JOIN, vector_join: float | None = None,
 ) -> list[int]:
-    """Topic number of each question, grouping in the given order (the order they were asked)."""
+    """Topic number of each question (its stems and the model's own vector), grouping in the given
+    order (the order they were asked); vectors are compared as `meaning` says."""
+    join = meaning.join if vector_join is None else vector_join
     topics: list[Topic] = []
     labels = []
     for question_stems, vector in questions:
-        index = best_topic(topics, question_stems, vector, stem_join=stem_join, vector_join=vector_join)
+        prepared = meaning.prepare(vector) if vector is not None else None
+        index = best_topic(topics, question_stems, prepared, stem_join=stem_join, vector_join=join)
         if index is None:
             topics.append(Topic(key=None))
             index = len(topics) - 1
-        topics[index].add(question_stems, vector)
+        topics[index].add(question_stems, prepared)
         labels.append(index)
     return labels

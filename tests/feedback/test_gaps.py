@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
 from feedback import grouping
 from feedback.gaps import gap_answer, gap_list, gaps_refresh
-from feedback.models import Gap
+from feedback.models import Gap, GapQuestion
+from knowledge.embeddings import get_embedder
 
 pytestmark = pytest.mark.django_db
 
@@ -71,3 +73,66 @@ def test_grouping_keeps_topics_apart_by_stems():
     questions = ["Есть ли подарочные сертификаты?", "Продаёте подарочные сертификаты?", "Работаете ли вы с оптовиками?"]
     labels = grouping.group([(grouping.stems(q), None) for q in questions])
     assert labels == [0, 0, 1]
+
+
+# Centred meaning (feedback/grouping.py): real e5-small vectors from the project's embedder.
+TIME, ALARMS = "скажи время", "покажи будильники"  # raw cosine 0.905: the old rule made them one topic
+SNOW, RAIN = "там сейчас идёт снег", "там собирается дождь"  # no stem in common, one topic (weather)
+
+
+def _vectors(*texts: str) -> list[tuple[frozenset[str], np.ndarray]]:
+    embedder = get_embedder()
+    return [(grouping.stems(t), embedder.query(t)) for t in texts]
+
+
+def test_the_background_mean_is_shipped_for_e5_small_only():
+    centred = grouping.meaning_for("e5-small")
+    assert centred.mean is not None and centred.mean.shape == (384,) and centred.join == grouping.VECTOR_JOIN
+    # the mean of unit vectors in a narrow cone is long: that shared direction is what centring removes
+    assert 0.8 < float(np.linalg.norm(centred.mean)) < 1.0
+    assert grouping.meaning_for("use-m3") is grouping.RAW
+
+
+def test_centring_keeps_apart_questions_the_raw_cosine_glued():
+    (time_stems, time_vector), (alarm_stems, alarm_vector) = _vectors(TIME, ALARMS)
+    assert grouping.jaccard(time_stems, alarm_stems) == 0
+    raw = float(grouping.unit_vector(time_vector) @ grouping.unit_vector(alarm_vector))
+    centred = grouping.meaning_for(get_embedder().key)
+    assert raw >= grouping.RAW_VECTOR_JOIN
+    assert float(centred.prepare(time_vector) @ centred.prepare(alarm_vector)) < centred.join
+    assert grouping.group(_vectors(TIME, ALARMS), meaning=grouping.RAW) == [0, 0]
+    assert grouping.group(_vectors(TIME, ALARMS), meaning=centred) == [0, 1]
+
+
+def test_centring_still_joins_a_paraphrase_with_no_stem_in_common():
+    questions = _vectors(SNOW, RAIN, TIME)
+    assert grouping.jaccard(questions[0][0], questions[1][0]) == 0
+    assert grouping.group(questions, meaning=grouping.meaning_for(get_embedder().key)) == [0, 0, 1]
+
+
+def test_prepared_vectors_are_unit_length_and_none_stays_stems_only():
+    centred = grouping.meaning_for(get_embedder().key)
+    (_stems, vector), = _vectors(SNOW)
+    assert abs(float(np.linalg.norm(centred.prepare(vector))) - 1.0) < 1e-5
+    assert grouping.group([(grouping.stems(SNOW), None), (grouping.stems(RAIN), None)], meaning=centred) == [0, 1]
+
+
+def test_refresh_groups_by_centred_meaning_and_stores_the_model_vector(shop, knowledge, ask):
+    for number, question in enumerate([SNOW, TIME, RAIN, ALARMS]):
+        ask(shop, question, visitor=f"v{number}")
+    assert gaps_refresh(bot=shop) == 4
+    topics = {gap.title: sorted(gap.questions.values_list("text", flat=True)) for gap in Gap.objects.filter(bot=shop)}
+    assert topics == {SNOW: sorted([SNOW, RAIN]), TIME: [TIME], ALARMS: [ALARMS]}
+    stored = GapQuestion.objects.get(bot=shop, text=RAIN)
+    embedder = get_embedder()
+    assert stored.embedding_model == embedder.key
+    assert np.allclose(np.asarray(stored.vector), embedder.query(RAIN), atol=1e-5)  # the model's own, not centred
+
+
+def test_refresh_compares_an_other_models_vectors_by_stems_only(shop, knowledge, ask):
+    ask(shop, SNOW, visitor="a")
+    gaps_refresh(bot=shop)
+    GapQuestion.objects.filter(bot=shop).update(embedding_model="use-m3")  # as if asked before a model change
+    ask(shop, RAIN, visitor="b")
+    gaps_refresh(bot=shop)
+    assert Gap.objects.filter(bot=shop).count() == 2  # no meaning across models: a split, never a wrong merge
