@@ -89,3 +89,10 @@ def test_the_bot_name_cannot_inject_markup_on_the_setup_page(client, owner, bot)
     client.force_login(owner)
     text = client.get(setup_url(bot)).content.decode()
     assert "<script>alert(1)</script>" not in text
+
+
+def test_the_setup_pages_widget_speaks_the_bots_language_whatever_the_owners_ui(client, owner, bot):
+    client.force_login(owner)
+    client.cookies["django_language"] = "en"
+    text = client.get(setup_url(bot)).content.decode()
+    assert f'data-bot="{bot.public_key}" data-title="{bot.name}" data-lang="{bot.language}"' in text
