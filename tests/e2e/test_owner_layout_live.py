@@ -1,6 +1,10 @@
 """Owner pages in a real browser (Chromium, the real app under uvicorn): the shared snippet copy
 button (static/owner/snippet-copy.js) copies through the Clipboard API and, where the page may not
-use it, selects the code instead."""
+use it, selects the code instead; the owner tabs (templates/owner/base.html) keep one line at
+1280 px and their «Ещё» menu works from the keyboard.
+
+Refresh docs/screenshots/owner-tabs-*.png with:
+SPRAVKA_SCREENSHOTS=1 .venv/bin/pytest tests/e2e/test_owner_layout_live.py"""
 
 from __future__ import annotations
 
@@ -61,3 +65,69 @@ def test_without_the_clipboard_api_the_snippet_is_selected(owner_tab: Page, live
     expect(owner_tab.locator("#copy-status")).to_have_text("Код выделен — нажмите Ctrl+C.")
     selected = owner_tab.evaluate("window.getSelection().toString()")
     assert selected == owner_tab.locator("#snippet-code").text_content()
+
+
+
+TAB_TOPS = ("[...document.querySelectorAll('.tabs > a, .tabs > details > summary')]"
+            ".map(e => Math.round(e.getBoundingClientRect().top))")
+MORE = {"ru-RU": ("Ещё", "Расходы", "Администрирование"), "en-US": ("More", "Usage", "Administration")}
+
+
+@pytest.mark.parametrize("locale", ["ru-RU", "en-US"])
+def test_the_owner_tabs_keep_one_line_at_1280_and_more_opens_from_the_keyboard(
+    browser: Browser, live_app: str, owned: tuple[str, str], django_user_model, shots, locale: str,
+):
+    """The widest header there is: a superuser (the admin link) owning two bots (the switcher, one
+    with a long name), in Russian and in English."""
+    from assistant.bots.models import Bot, Membership
+
+    slug, username = owned
+    django_user_model.objects.filter(username=username).update(is_superuser=True, is_staff=True)
+    second = Bot.objects.create(name="Второй магазин с очень длинным названием для проверки", slug="e2e-layout-2")
+    Membership.objects.create(bot=second, user=django_user_model.objects.get(username=username),
+                              role=Membership.Role.OWNER)
+    more, usage, admin = MORE[locale]
+    with owner_page(browser, live_app, locale=locale) as tab:
+        tab.set_viewport_size({"width": 1280, "height": 720})
+        sign_in(tab, live_app, username, f"/b/{slug}/")
+        tops = tab.evaluate(TAB_TOPS)
+        assert len(tops) == 8 and len(set(tops)) == 1, tops  # seven tabs and «Ещё», on one line
+        header = tab.locator("header.top").bounding_box()
+        assert header is not None and header["height"] < 60  # the whole header is one row
+        menu = tab.locator("details.more")
+        assert not menu.locator(".more-menu").is_visible()
+
+        # Keyboard only: Tab to «Ещё», Enter opens it, Tab reaches its links, Escape closes it.
+        tab.locator("details.more summary").focus()
+        tab.keyboard.press("Enter")
+        expect(menu.get_by_role("link", name=usage)).to_be_visible()
+        expect(menu.get_by_role("link", name=admin)).to_be_visible()
+        tab.keyboard.press("Tab")
+        assert tab.evaluate("document.activeElement.textContent.trim()") == usage
+        if locale == "ru-RU":
+            tab.screenshot(path=str(shots / "owner-tabs-1280.png"), clip={"x": 0, "y": 0, "width": 1280, "height": 260})
+        tab.keyboard.press("Escape")
+        expect(menu.locator(".more-menu")).to_be_hidden()
+        assert tab.evaluate("document.activeElement.tagName") == "SUMMARY"
+        assert tab.evaluate("document.activeElement.textContent.trim()") == more
+
+        # Enter on a link in the menu opens its page, whose tab is then marked inside «Ещё».
+        tab.keyboard.press("Enter")
+        tab.keyboard.press("Tab")
+        tab.keyboard.press("Enter")
+        expect(tab).to_have_url(f"{live_app}/b/{slug}/usage/")
+        expect(tab.locator("details.more.has-current summary")).to_have_text(more)
+        # A click elsewhere closes an open menu.
+        tab.locator("details.more summary").click()
+        expect(menu.locator(".more-menu")).to_be_visible()
+        tab.locator("main h1").click()
+        expect(menu.locator(".more-menu")).to_be_hidden()
+
+        # At 1024 the tabs take a row of their own, still one line.
+        tab.set_viewport_size({"width": 1024, "height": 720})
+        tops = tab.evaluate(TAB_TOPS)
+        assert len(set(tops)) == 1, tops
+        brand = tab.locator(".brand").bounding_box()
+        assert brand is not None and tops[0] > brand["y"] + brand["height"]
+        if locale == "ru-RU":
+            tab.screenshot(path=str(shots / "owner-tabs-1024.png"), clip={"x": 0, "y": 0, "width": 1024, "height": 200})
