@@ -131,3 +131,31 @@ def test_the_owner_tabs_keep_one_line_at_1280_and_more_opens_from_the_keyboard(
         assert brand is not None and tops[0] > brand["y"] + brand["height"]
         if locale == "ru-RU":
             tab.screenshot(path=str(shots / "owner-tabs-1024.png"), clip={"x": 0, "y": 0, "width": 1024, "height": 200})
+
+
+def test_a_document_is_deleted_only_once_the_owner_confirms(owner_tab: Page, live_app: str, owned: tuple[str, str]):
+    from assistant.bots.models import Bot
+    from knowledge.importing import document_import
+    from knowledge.models import Entry, Source
+
+    slug, username = owned
+    source = document_import(bot=Bot.objects.get(slug=slug), filename="Возврат.md",
+                             data="# Возврат\n\nВернуть товар можно в течение 14 дней.\n".encode()).source
+    sign_in(owner_tab, live_app, username, f"/b/{slug}/knowledge/")
+    dialogs: list[str] = []
+
+    def answer(dialog, accept: bool) -> None:
+        dialogs.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    owner_tab.once("dialog", lambda dialog: answer(dialog, False))
+    owner_tab.get_by_role("button", name="Удалить «Возврат.md»").click()
+    expect(owner_tab.locator(f"#document-{source.pk}")).to_be_visible()
+    assert Source.objects.filter(pk=source.pk).exists()  # dismissed: nothing deleted
+
+    owner_tab.once("dialog", lambda dialog: answer(dialog, True))
+    owner_tab.get_by_role("button", name="Удалить «Возврат.md»").click()
+    expect(owner_tab.locator(".messages")).to_contain_text("Документ «Возврат.md» удалён")
+    assert dialogs == ["Удалить документ «Возврат.md»? Бот перестанет отвечать по нему."] * 2
+    assert not Source.objects.filter(pk=source.pk).exists()
+    assert not Entry.objects.filter(title="Возврат.md", active=True).exists()
