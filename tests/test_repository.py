@@ -60,7 +60,8 @@ def test_every_package_the_code_imports_is_pinned_in_pyproject():
     assert {"django", "babel", "playwright"} <= set(third_party)
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    requirements = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values() for r in extra)]
+    extras = project["optional-dependencies"].values()
+    requirements = [*project["dependencies"], *(r for extra in extras for r in extra)]
 
     def norm(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()

@@ -57,7 +57,9 @@ def test_the_scan_catches_what_it_should():
 
 def confirm_of(page: str, form_marker: str) -> str:
     tag = next(tag for tag in re.findall(r"<form[^>]*>", page) if form_marker in tag)
-    return html.unescape(HANDLER.search(tag).group(1))
+    handler = HANDLER.search(tag)
+    assert handler is not None, tag
+    return html.unescape(handler.group(1))
 
 
 @pytest.mark.parametrize(("language", "text"), [("ru", "Удалить набор вместе с прогонами?"),
