@@ -91,8 +91,14 @@ def test_the_bot_name_cannot_inject_markup_on_the_setup_page(client, owner, bot)
     assert "<script>alert(1)</script>" not in text
 
 
-def test_the_setup_pages_widget_speaks_the_bots_language_whatever_the_owners_ui(client, owner, bot):
+def test_the_setup_pages_widget_speaks_the_bots_language_whatever_the_owners_ui(client, owner, bot, settings):
+    from django.utils import translation
+
     client.force_login(owner)
-    client.cookies["django_language"] = "en"
-    text = client.get(setup_url(bot)).content.decode()
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    try:
+        text = client.get(setup_url(bot)).content.decode()
+    finally:
+        translation.activate(settings.LANGUAGE_CODE)  # the request left English active in this thread
+    assert 'lang="en"' in text
     assert f'data-bot="{bot.public_key}" data-title="{bot.name}" data-lang="{bot.language}"' in text
