@@ -140,7 +140,7 @@ def banner(bot: Bot, ports: DemoPorts) -> str:
         f"  Admin (owner of the demo):  {ports.app_url}/admin/   {DEMO_OWNER} / {DEMO_PASSWORD}",
         f"  Admin (superuser):          {ports.app_url}/admin/   {ADMIN_USER} / {DEMO_PASSWORD}",
         f"  Operators' inbox:           {ports.app_url}/inbox/   {DEMO_OPERATOR} / {DEMO_PASSWORD}",
-        f"  Try the widget as owner:    {ports.app_url}/bots/{bot.slug}/try/",
+        f"  Try the widget as owner:    {ports.app_url}/b/{bot.slug}/setup/",
         f"  Widget key of the demo bot: {bot.public_key}",
         f"  The demo site is being crawled now; progress: {ports.app_url}/b/{bot.slug}/setup/",
         f"  E-mails to operators are written to {settings.EMAIL_FILE_PATH}/ (set EMAIL_HOST to send them).",

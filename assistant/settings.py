@@ -412,3 +412,7 @@ INVITE_MAX_AGE_DAYS = env_int("INVITE_MAX_AGE_DAYS", 7)
 # (one queued re-run per bot in that window: a crawl storing hundreds of entries is one change) ---
 INSIGHTS_RERUN_DELAY = env_int("INSIGHTS_RERUN_DELAY", 180)
 INSTALLED_APPS += ["insights"]
+
+# --- Dashboard: site checks (robots.txt, page, sitemaps of a typed address) per person (dashboard/sitecheck.py) ---
+SITECHECK_RATE_USER = env_int("SITECHECK_RATE_USER", 10)  # checks per window; 0 switches the limit off
+SITECHECK_RATE_WINDOW = env_int("SITECHECK_RATE_WINDOW", 600)  # seconds

@@ -9,18 +9,25 @@ Messages are for a shop owner, in Russian through gettext; the reasons the knowl
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
+import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
+from assistant.chat.ratelimit import Limit, sync_client
 from assistant.validators import validate_web_url
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.extract import normalize_url, site_key
 from knowledge.http import AddressRefused, FetchError, SafeClient, TooLarge
+
+logger = logging.getLogger("spravka.dashboard")
 
 HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 PAGE_MAX_BYTES: Final = 2 * 1024 * 1024
@@ -62,6 +69,40 @@ def start_url(raw: str) -> str:
     except ValidationError as exc:
         raise ValidationError(" ".join(exc.messages)) from exc
     return url
+
+
+class SiteChecksLimited(Exception):
+    """Too many site checks by one person in SITECHECK_RATE_WINDOW; `.message` says when to retry."""
+
+    def __init__(self, retry_after: int) -> None:
+        self.retry_after = max(1, retry_after)
+        minutes = math.ceil(self.retry_after / 60)
+        self.message = _("Слишком много проверок сайта подряд. Следующая — через %(minutes)d мин.") % {
+            "minutes": minutes}
+        super().__init__(self.message)
+
+
+def site_check_count(*, user_id: int | str | None) -> None:
+    """Count one site check by this person (each fetches a robots.txt, a page and sitemaps from an
+    address they typed, so a script could make us fetch from anywhere in a loop): a fixed window
+    in Redis (the widget's limits, assistant/chat/ratelimit.py), SITECHECK_RATE_USER checks per
+    SITECHECK_RATE_WINDOW seconds; SiteChecksLimited past it. A Redis that cannot be reached lets
+    the check through (logged), as the widget's limits do; 0 switches the limit off."""
+    limit = Limit("sitecheck-user", str(user_id), settings.SITECHECK_RATE_USER, settings.SITECHECK_RATE_WINDOW)
+    if limit.limit <= 0:
+        return
+    now = time.time()
+    key = limit.key(now)
+    pipe: Any = sync_client().pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, limit.window + 1)
+    try:
+        count, _expire = pipe.execute()
+    except redis.RedisError as exc:
+        logger.warning("site checks: Redis unreachable (%s); a check let through uncounted", exc)
+        return
+    if int(count) > limit.limit:
+        raise SiteChecksLimited(math.ceil(limit.window - now % limit.window))
 
 
 def site_check(*, url: str) -> SiteCheck:

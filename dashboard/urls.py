@@ -18,6 +18,7 @@ urlpatterns = [
     path("b/<slug:slug>/knowledge/", views.knowledge, name="knowledge"),
     path("b/<slug:slug>/knowledge/sources/<int:source_id>/crawl/", views.source_recrawl, name="source_crawl"),
     path("b/<slug:slug>/knowledge/documents/", views.document_upload, name="document_upload"),
+    path("b/<slug:slug>/knowledge/documents/<int:source_id>/delete/", views.document_remove, name="document_delete"),
     path("b/<slug:slug>/knowledge/qa/", views.qa_add, name="qa_add"),
     path("b/<slug:slug>/knowledge/qa/<int:entry_id>/", views.qa_edit, name="qa_edit"),
 ]

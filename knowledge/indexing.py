@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Model, Q, QuerySet
 
-from knowledge.embeddings import get_embedder
+from knowledge.embeddings import Embedder, get_embedder
 from knowledge.models import Entry
+
+R = TypeVar("R", bound=Model)
 
 
 def passage_text(entry: Entry) -> str:
@@ -38,30 +41,51 @@ def embed_pending(
     *, bot_id: int, model_key: str | None = None, batch_size: int | None = None,
     progress: Callable[[int, int], None] | None = None, refresh_lexicon: bool = True,
 ) -> int:
-    """Embed in batches; each batch is written as soon as it is done, so an interrupted pass keeps
-    its work and the next pass continues. Writes bypass history: a vector is not a content change.
-
-    A vector is written only if the entry's content_hash is still the one that was embedded: an
-    entry edited meanwhile keeps no stale vector and is picked up by the next pass."""
+    """Embed the bot's pending entries (`rows_embed`). Writes bypass history: a vector is not a
+    content change. A vector is written only if the entry's content_hash is still the one that
+    was embedded: an entry edited meanwhile keeps no stale vector and is picked up by the next pass."""
     embedder = get_embedder(model_key)
-    size = batch_size or settings.EMBEDDING_BATCH
-    pending = Entry.objects.filter(entries_needing_embedding(bot_id, embedder.key)).order_by("pk")
-    total = pending.count()
-    done, last_pk = 0, 0
-    while True:
-        # Keyset pagination: an entry whose write was skipped is not fetched again in this pass.
-        batch = list(pending.filter(pk__gt=last_pk).only("pk", "title", "heading_path", "text", "content_hash")[:size])
-        if not batch:
-            break
-        last_pk = batch[-1].pk
-        vectors = embedder.passages([passage_text(e) for e in batch])
-        _write_vectors(batch, [v.tolist() for v in vectors], embedder.key)
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    pending = Entry.objects.filter(entries_needing_embedding(bot_id, embedder.key))
+    done = rows_embed(
+        rows=pending.only("pk", "title", "heading_path", "text", "content_hash"), text=passage_text,
+        write=lambda batch, vectors: _write_vectors(batch, vectors, embedder.key),
+        embedder=embedder, batch_size=batch_size, progress=progress,
+    )
     if done and refresh_lexicon:
         lexicon_refresh(bot_id=bot_id)
     return done
+
+
+def rows_embed(
+    *, rows: QuerySet[R], text: Callable[[R], str], write: Callable[[list[R], list[str]], None],
+    embedder: Embedder, batch_size: int | None = None, progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Embed `rows` (a queryset of the rows still needing a vector, with the fields `text` reads)
+    batch by batch, in primary-key order; `write(batch, vectors)` stores each batch as soon as it
+    is done (vectors as pgvector literals, one per row), so an interrupted pass keeps its work and
+    the next pass continues. `progress(done, total)` after every batch. Returns how many rows
+    were embedded. Entries (`embed_pending`) and catalog offers (assistant/commerce/embedding.py)
+    share it."""
+    size = batch_size or settings.EMBEDDING_BATCH
+    pending = rows.order_by("pk")
+    total = pending.count() if progress else 0
+    done, last_pk = 0, 0
+    while True:
+        # Keyset pagination: a row whose write was skipped is not fetched again in this pass.
+        batch = list(pending.filter(pk__gt=last_pk)[:size])
+        if not batch:
+            return done
+        last_pk = batch[-1].pk
+        vectors = embedder.passages([text(row) for row in batch])
+        write(batch, [vector_literal(vector.tolist()) for vector in vectors])
+        done += len(batch)
+        if progress:
+            progress(done, total)
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form of a vector, for `%s::vector` in a pipelined UPDATE."""
+    return "[" + ",".join(map(repr, vector)) + "]"
 
 
 QUEUED_SECONDS = 3600  # a waiting flag outlives no lost task by more than this
@@ -141,12 +165,9 @@ class LexiconRefresher:
         self.dirty = False
 
 
-def _write_vectors(batch: list[Entry], vectors: list[list[float]], model_key: str) -> None:
+def _write_vectors(batch: list[Entry], vectors: list[str], model_key: str) -> None:
     """One pipelined round trip per batch instead of one UPDATE per entry through the ORM."""
-    rows = [
-        ("[" + ",".join(map(repr, vector)) + "]", model_key, entry.pk, entry.content_hash)
-        for entry, vector in zip(batch, vectors, strict=True)
-    ]
+    rows = [(vector, model_key, entry.pk, entry.content_hash) for entry, vector in zip(batch, vectors, strict=True)]
     with connection.cursor() as cursor:
         cursor.executemany(
             "UPDATE knowledge_entry SET embedding = %s::vector, embedding_model = %s "

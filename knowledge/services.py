@@ -114,6 +114,30 @@ def page_deactivate(*, page: Page, reason: str) -> int:
         return entries_deactivate(entries=Entry.objects.filter(page=page, active=True))
 
 
+def document_delete(*, source: Source, reason: str = "") -> int:
+    """Remove an uploaded document: each of its active entries is switched off as a new version
+    (with `reason`; restorable from its history, as every removal here is), its words leave the
+    bot's lexicon and search at once, and the source row goes with its import runs, so the document
+    leaves the lists. Returns how many entries were switched off."""
+    from knowledge.indexing import lexicon_refresh
+
+    if source.kind != Source.Kind.DOCUMENT:
+        raise ValueError(f"source {source.pk} is a {source.kind}, not a document")
+    with transaction.atomic():
+        locked = Source.objects.select_for_update().get(pk=source.pk)  # an upload of it waits, or went first
+        count = 0
+        for entry in Entry.objects.select_for_update().filter(source=locked, active=True).order_by("pk"):
+            entry.active = False
+            if reason:
+                entry._change_reason = reason[:100]  # type: ignore[attr-defined]
+            entry.save(update_fields=["active", "updated_at"])
+            count += 1
+        locked.delete()  # the entries stay, without a source (Entry.source is SET_NULL)
+        if count:
+            lexicon_refresh(bot_id=locked.bot_id)  # one rebuild, not one adjustment per chunk
+    return count
+
+
 def source_get_or_create(*, bot: Bot, kind: str, url: str = "", title: str = "") -> Source:
     """A source by its address, or by its title when it has none (typed pairs, API entries, owner
     answers and passage files are all address-less manual sources: by kind and address alone they

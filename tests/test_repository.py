@@ -31,3 +31,43 @@ def test_every_shipped_data_file_is_in_source_md_with_its_checksum():
         assert f"`{name}`" in source, f"{name} is not described in tests/data/SOURCE.md"
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         assert digest in source, f"{name}: its sha256 {digest} is not the one in tests/data/SOURCE.md"
+
+
+def test_every_package_the_code_imports_is_pinned_in_pyproject():
+    """What the source, tests, benchmarks and demo import is a dependency of its own with an exact
+    version (babel came into tests/test_translations.py before it came into pyproject.toml): a
+    package that only arrives through another one changes version when that one does."""
+    import ast
+    import sys
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    files = [path for path in REPO.rglob("*.py")
+             if not {".venv", ".data", "spravka.egg-info", ".git"} & set(path.relative_to(REPO).parts)]
+    # Our own: top-level packages, and scripts that import their siblings (bench/, tests/).
+    ours = {path.name for path in REPO.iterdir() if (path / "__init__.py").exists()} | {"manage"}
+    ours |= {path.stem for folder in ("bench", "tests", "demo") for path in (REPO / folder).glob("*.py")}
+    imported: dict[str, str] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                     else [])
+            for name in names:
+                imported.setdefault(name.split(".")[0], str(path.relative_to(REPO)))
+    third_party = {name: where for name, where in imported.items()
+                   if name not in sys.stdlib_module_names and name not in ours and name != "__future__"}
+    assert {"django", "babel", "playwright"} <= set(third_party)
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"].values()
+    requirements = [*project["dependencies"], *(r for extra in extras for r in extra)]
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    pinned = {norm(re.split(r"[\[=<>~!; ]", r, maxsplit=1)[0]) for r in requirements if "==" in r}
+    distributions = packages_distributions()
+    unpinned = {name: where for name, where in sorted(third_party.items())
+                if not any(norm(dist) in pinned for dist in distributions.get(name, []))}
+    assert unpinned == {}, f"imported but not pinned in pyproject.toml (module: first file): {unpinned}"

@@ -14,13 +14,13 @@ What must stay true:
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Q
 
 from assistant.commerce.models import CatalogOffer
 from knowledge.embeddings import get_embedder
+from knowledge.indexing import rows_embed
 
 QUEUED_SECONDS = 3600
 DESCRIPTION_CHARS = 600  # what the model reads of a description: the name, vendor and category say most
@@ -37,23 +37,19 @@ def offers_needing_embedding(bot_id: int, model_key: str) -> Q:
 
 def offers_embed_pending(*, bot_id: int, batch_size: int | None = None) -> int:
     """Embed the bot's offers that have no vector of the current model, batch by batch (each batch
-    written as soon as it is done). Returns how many were embedded."""
+    written as soon as it is done; knowledge's `rows_embed`). Returns how many were embedded."""
     embedder = get_embedder()
-    size = batch_size or settings.EMBEDDING_BATCH
-    pending = CatalogOffer.objects.filter(offers_needing_embedding(bot_id, embedder.key)).order_by("pk")
-    done, last_pk = 0, 0
-    while True:
-        batch = list(pending.filter(pk__gt=last_pk).only("pk", "name", "vendor", "category", "description",
-                                                         "content_hash")[:size])
-        if not batch:
-            return done
-        last_pk = batch[-1].pk
-        vectors = embedder.passages([offer_text(offer) for offer in batch])
+    pending = CatalogOffer.objects.filter(offers_needing_embedding(bot_id, embedder.key))
+
+    def write(batch: list[CatalogOffer], vectors: list[str]) -> None:
         offer_vectors_write(model_key=embedder.key, rows=[
-            (offer.pk, offer.content_hash, "[" + ",".join(map(repr, vector.tolist())) + "]")
-            for offer, vector in zip(batch, vectors, strict=True)
+            (offer.pk, offer.content_hash, vector) for offer, vector in zip(batch, vectors, strict=True)
         ])
-        done += len(batch)
+
+    return rows_embed(
+        rows=pending.only("pk", "name", "vendor", "category", "description", "content_hash"),
+        text=offer_text, write=write, embedder=embedder, batch_size=batch_size,
+    )
 
 
 def offer_vectors_write(*, model_key: str, rows: list[tuple[int, str, str]]) -> None:

@@ -2,9 +2,9 @@
 exactly like a missing one), calls one selector or service, and renders."""
 
 from dashboard.views.home import home, start
-from dashboard.views.knowledge import document_upload, knowledge, qa_add, qa_edit, source_recrawl
+from dashboard.views.knowledge import document_remove, document_upload, knowledge, qa_add, qa_edit, source_recrawl
 from dashboard.views.overview import overview
 from dashboard.views.setup import origins, run_progress, setup, setup_site
 
-__all__ = ["document_upload", "home", "knowledge", "origins", "overview", "qa_add", "qa_edit", "run_progress",
-           "setup", "setup_site", "source_recrawl", "start"]
+__all__ = ["document_remove", "document_upload", "home", "knowledge", "origins", "overview", "qa_add", "qa_edit",
+           "run_progress", "setup", "setup_site", "source_recrawl", "start"]

@@ -13,7 +13,7 @@ from assistant.bots.selectors import inbox_bots, owned_bots
 from dashboard.forms import SiteForm
 from dashboard.overview import bot_summaries
 from dashboard.services import bot_onboard
-from dashboard.sitecheck import site_check
+from dashboard.sitecheck import SiteCheck, SiteChecksLimited, site_check, site_check_count
 
 LOGIN_URL = "login"
 INBOX_URL = "/inbox/"
@@ -46,6 +46,11 @@ def start(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST" and form.is_valid():
         url = form.cleaned_data["url"]
+        try:
+            site_check_count(user_id=request.user.pk)
+        except SiteChecksLimited as exc:
+            form.add_error("url", exc.message)
+            return _start_page(request, form, None, status=429)
         check = site_check(url=url)
         if check.ok and request.POST.get("action") == "create":
             bot, _run = bot_onboard(user=request.user, url=url, name=form.cleaned_data["name"])
@@ -54,6 +59,10 @@ def start(request: HttpRequest) -> HttpResponse:
         status = 200 if check.ok else 400
     elif request.method == "POST":
         status = 400
+    return _start_page(request, form, check, status=status)
+
+
+def _start_page(request: HttpRequest, form: SiteForm, check: SiteCheck | None, *, status: int) -> HttpResponse:
     bots = list(owned_bots(request.user).order_by("name", "pk").only("pk", "name", "slug"))
     context = {"title": _("Новый бот"), "form": form, "check": check, "bots": bots}
     return render(request, "dashboard/start.html", context, status=status)

@@ -24,7 +24,7 @@ from knowledge.importing import document_import
 from knowledge.indexing import embedding_request
 from knowledge.models import Entry, Source
 from knowledge.selectors import entries_of, sources_of
-from knowledge.services import entry_create, entry_edit, source_crawl
+from knowledge.services import document_delete, entry_create, entry_edit, source_crawl
 
 LOGIN_URL = "login"
 QA_PAGE: Final = 50
@@ -104,6 +104,19 @@ def document_upload(request: HttpRequest, slug: str) -> HttpResponse:
         return JsonResponse({"ok": False, "message": error}, status=400)
     messages.error(request, error)
     return _page(request, bot, doc_form=form, status=400)
+
+
+@login_required(login_url=LOGIN_URL)
+@require_POST
+def document_remove(request: HttpRequest, slug: str, source_id: int) -> HttpResponse:
+    """Delete an uploaded document: its entries are switched off (versioned, restorable in the
+    admin's history) and leave search; another bot's document is a 404 like a missing one."""
+    bot = owner_bot(request, slug)
+    source = get_object_or_404(sources_of(bot=bot).filter(kind=Source.Kind.DOCUMENT), pk=source_id)
+    count = document_delete(source=source, reason=CHANGE_REASON)
+    messages.success(request, _("Документ «%(name)s» удалён, бот больше не отвечает по нему (фрагментов: %(count)s).")
+                     % {"name": source.title, "count": count})
+    return _back(bot, "#documents")
 
 
 @login_required(login_url=LOGIN_URL)

@@ -23,7 +23,7 @@ from assistant.bots.services import bot_origins_set
 from assistant.bots.views import embed_snippet
 from dashboard.forms import OriginsForm, SiteForm
 from dashboard.services import site_add
-from dashboard.sitecheck import SiteCheck, site_check
+from dashboard.sitecheck import SiteCheck, SiteChecksLimited, site_check, site_check_count
 from knowledge.exceptions import KnowledgeError
 from knowledge.models import Source
 from knowledge.selectors import crawl_runs, latest_run_ids, sources_of
@@ -79,6 +79,11 @@ def setup_site(request: HttpRequest, slug: str) -> HttpResponse:
     form = SiteForm(request.POST)
     if not form.is_valid():
         return _page(request, bot, site_form=form, status=400)
+    try:
+        site_check_count(user_id=request.user.pk)
+    except SiteChecksLimited as exc:
+        form.add_error("url", exc.message)
+        return _page(request, bot, site_form=form, status=429)
     check = site_check(url=form.cleaned_data["url"])
     if not check.ok:
         return _page(request, bot, site_form=form, check=check, status=400)

@@ -1,27 +1,8 @@
-// The setup page: copy the widget snippet (selecting it where the Clipboard API is unavailable, as
-// on plain http), and show a finished crawl's summary, which admin-progress.js does not redraw.
+// The setup page: show a finished crawl's summary, which admin-progress.js does not redraw. The
+// snippet's copy button is static/owner/snippet-copy.js.
 (function () {
   "use strict";
   document.addEventListener("DOMContentLoaded", function () {
-    var button = document.getElementById("copy-snippet");
-    var code = document.getElementById("snippet-code");
-    var status = document.getElementById("copy-status");
-    function selectSnippet() {
-      var range = document.createRange();
-      range.selectNodeContents(code);
-      var selection = window.getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-      status.textContent = button.getAttribute("data-selected");
-    }
-    if (button) {
-      button.addEventListener("click", function () {
-        if (!navigator.clipboard || !window.isSecureContext) { return selectSnippet(); }
-        navigator.clipboard.writeText(code.textContent).then(function () {
-          status.textContent = button.getAttribute("data-copied");
-        }, selectSnippet);
-      });
-    }
     document.querySelectorAll(".spravka-progress").forEach(function (box) {
       new MutationObserver(function () {
         var state = box.getAttribute("data-status");

@@ -132,3 +132,84 @@ def test_another_tenants_ids_are_404(owner_client, bot, other_bot):
     theirs.refresh_from_db()
     assert theirs.active and not CrawlRun.objects.filter(source=source).exists()
     assert not Entry.objects.filter(bot=bot).exists()
+
+
+def uploaded(bot, name="Доставка.md", data=DELIVERY_MD):
+    from knowledge.importing import document_import
+
+    return document_import(bot=bot, filename=name, data=data).source
+
+
+def lexeme_df(bot, word):
+    from knowledge.models import Lexeme
+
+    row = Lexeme.objects.filter(bot=bot, lexeme=word).first()
+    return row.df if row else 0
+
+
+def test_a_document_is_deleted_its_entries_leave_search_and_stay_in_their_history(owner_client, bot):
+    from knowledge.indexing import embed_pending, lexicon_refresh
+    from knowledge.search import search_entries
+
+    source = uploaded(bot)
+    embed_pending(bot_id=bot.pk)
+    lexicon_refresh(bot_id=bot.pk)
+    chunks = list(Entry.objects.filter(source=source))
+    assert chunks and search_entries(bot, "бесплатная доставка от 5000")[0].entry_id in {e.pk for e in chunks}
+    assert lexeme_df(bot, "бесплатн") >= 1
+    page = owner_client.get("/b/demo/knowledge/").content.decode()
+    assert f'action="/b/demo/knowledge/documents/{source.pk}/delete/"' in page
+    assert "onsubmit=\"return confirm('Удалить документ «Доставка.md»? Бот перестанет отвечать по нему.')\"" in page
+
+    response = owner_client.post(f"/b/demo/knowledge/documents/{source.pk}/delete/", follow=True)
+    assert response.redirect_chain == [("/b/demo/knowledge/#documents", 302)]
+    text = response.content.decode()
+    assert "Документ «Доставка.md» удалён" in text and "Документов пока нет" in text
+    assert not Source.objects.filter(pk=source.pk).exists()
+    assert not CrawlRun.objects.filter(source_id=source.pk).exists()
+    for entry in chunks:
+        entry.refresh_from_db()
+        assert not entry.active and entry.source_id is None
+        latest = entry.history.order_by("-history_id").first()
+        assert latest.active is False and latest.history_change_reason == "dashboard"  # a version, restorable
+    assert all(r.entry_id not in {e.pk for e in chunks} for r in search_entries(bot, "бесплатная доставка от 5000"))
+    assert lexeme_df(bot, "бесплатн") == 0
+
+
+def test_a_name_with_quotes_is_escaped_in_the_confirmation(owner_client, bot):
+    uploaded(bot, name="It's \"<b>\".md")
+    page = owner_client.get("/b/demo/knowledge/").content.decode()
+    assert "<b>" not in page
+    assert r"return confirm('Удалить документ «It\u0027s \u0022\u003Cb\u003E\u0022.md»?" in page
+
+
+def test_deleting_needs_a_post_and_a_document_of_this_bot(owner_client, client, bot, other_bot):
+    mine, theirs = uploaded(bot), uploaded(other_bot)
+    site = Source.objects.create(bot=bot, kind="site", url="https://shop.example/", title="Магазин")
+    assert owner_client.get(f"/b/demo/knowledge/documents/{mine.pk}/delete/").status_code == 405
+    assert owner_client.post(f"/b/demo/knowledge/documents/{theirs.pk}/delete/").status_code == 404
+    assert owner_client.post(f"/b/other/knowledge/documents/{theirs.pk}/delete/").status_code == 404
+    assert owner_client.post(f"/b/demo/knowledge/documents/{site.pk}/delete/").status_code == 404  # not a document
+    assert owner_client.post("/b/demo/knowledge/documents/999999/delete/").status_code == 404
+    client.logout()
+    assert client.post(f"/b/demo/knowledge/documents/{mine.pk}/delete/")["Location"].startswith("/accounts/login/")
+    assert Source.objects.filter(pk__in=[mine.pk, theirs.pk, site.pk]).count() == 3
+    assert Entry.objects.filter(source__in=[mine, theirs], active=True).count() == 2
+
+
+def test_the_service_refuses_a_source_that_is_not_a_document(bot):
+    from knowledge.services import document_delete
+
+    site = Source.objects.create(bot=bot, kind="site", url="https://shop.example/")
+    with pytest.raises(ValueError):
+        document_delete(source=site)
+    assert Source.objects.filter(pk=site.pk).exists()
+
+
+def test_the_deletion_speaks_english_too(owner_client, bot, settings):
+    source = uploaded(bot)
+    owner_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    page = owner_client.get("/b/demo/knowledge/").content.decode()
+    assert "return confirm('Delete the document “Доставка.md”? The bot will stop answering from it.')" in page
+    done = owner_client.post(f"/b/demo/knowledge/documents/{source.pk}/delete/", follow=True).content.decode()
+    assert "Document “Доставка.md” deleted; the bot no longer answers from it (chunks: 1)." in done

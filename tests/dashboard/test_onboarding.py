@@ -145,3 +145,33 @@ def test_the_setup_page_warns_when_the_site_is_not_among_the_widgets_sites(owner
     bot.site_url, bot.allowed_origins = "https://shop.example/", []
     bot.save(update_fields=["site_url", "allowed_origins"])
     assert "Сайта https://shop.example нет в списке" in owner_client.get("/b/demo/setup/").content.decode()
+
+
+def test_site_checks_are_limited_per_person_and_the_refusal_says_when_to_retry(
+    newcomer_client, demo_site, settings, django_user_model
+):
+    from django.test import Client
+
+    settings.SITECHECK_RATE_USER, settings.SITECHECK_RATE_WINDOW = 2, 600
+    for _ in range(2):
+        assert newcomer_client.post("/start/", {"url": demo_site, "action": "check"}).status_code == 200
+    refused = newcomer_client.post("/start/", {"url": demo_site, "name": "Мой магазин", "action": "create"})
+    html = refused.content.decode()
+    assert refused.status_code == 429
+    assert "Слишком много проверок сайта подряд. Следующая — через" in html and "мин." in html
+    assert f'value="{demo_site}"' in html  # what was typed stays
+    assert "robots.txt найден" not in html and not Bot.objects.exists()  # nothing fetched, nothing created
+
+    other = Client()
+    other.force_login(django_user_model.objects.create_user("second@shop.example", password="pw-second-123"))
+    assert other.post("/start/", {"url": demo_site, "action": "check"}).status_code == 200  # per person
+
+
+def test_the_setup_pages_site_check_counts_against_the_same_limit_in_english(owner_client, bot, demo_site, settings):
+    settings.SITECHECK_RATE_USER = 1
+    owner_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    assert owner_client.post("/start/", {"url": demo_site, "action": "check"}).status_code == 200
+    refused = owner_client.post("/b/demo/setup/site/", {"url": demo_site})
+    assert refused.status_code == 429
+    assert "Too many site checks in a row. The next one in" in refused.content.decode()
+    assert not CrawlRun.objects.filter(bot=bot).exists()

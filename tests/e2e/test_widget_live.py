@@ -212,16 +212,17 @@ def owner_login(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[t
         connections.close_all()
 
 
-def test_an_owner_tries_the_widget_on_the_try_page(page: Page, live_app: str, owner_login):
+def test_an_owner_tries_the_widget_on_the_setup_page(page: Page, live_app: str, owner_login):
+    """The old try page's address still works: after sign-in it leads to the setup page."""
     slug, username, password = owner_login
     page.goto(f"{live_app}/bots/{slug}/try/")
     expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.press("#id_password", "Enter")
-    expect(page).to_have_url(f"{live_app}/bots/{slug}/try/")
-    expect(page.locator("#snippet")).to_contain_text('data-bot="')
-    expect(page.locator(".try-warning")).to_have_count(0)  # the app's own origin is allowed here
+    expect(page).to_have_url(f"{live_app}/b/{slug}/setup/")
+    expect(page.locator("#snippet-code")).to_contain_text('data-bot="')
+    expect(page.locator(".check-error")).to_have_count(0)  # the app's own origin is allowed here
     widget = Widget(page)
     widget.open()
     expect(page.locator("spravka-widget h2")).to_have_text("Проверочный бот")

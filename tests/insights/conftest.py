@@ -17,3 +17,13 @@ def owner_client(client, owner):
 def other_client(client, other_owner, other_bot):
     client.force_login(other_owner)
     return client
+
+
+@pytest.fixture(autouse=True)
+def _language_reset(settings):
+    """A request in English leaves English active in this thread (LocaleMiddleware activates the
+    request's language and nothing deactivates it): reset it, so later tests start in Russian."""
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
