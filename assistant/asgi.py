@@ -13,6 +13,9 @@ keeps the two in agreement:
 - `ws_max_size`: uvicorn reads a whole frame before the consumer sees it (16 MB by default). Frames
   up to four times CHAT_MAX_FRAME_BYTES still reach the consumer and get the readable `too_large`
   error; anything bigger is a client that is not the widget and is closed with 1009.
+
+Importing this module runs Django's system checks (`assistant.startup.system_check`): uvicorn runs
+no management command, and a misconfigured server must refuse to start rather than fail later.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from assistant.routing import websocket_urlpatterns  # noqa: E402
+from assistant.startup import system_check  # noqa: E402
+
+system_check()
 
 SERVER_OPTIONS: dict[str, Any] = {
     "ws": "websockets-sansio",

@@ -2,6 +2,9 @@
 
 What must stay true:
 - one ReviewItem per bot answer (`message` is unique): a flag raised twice adds a reason, never a twin;
+- one pending ReviewItem per (conversation, question): the same question asked again in that
+  conversation (word for word, or in other words by the chat's rephrase rule) adds its flagged
+  answer to the first one's item (`repeat_ids`, `repeats`, `last_seen_at`), never a new row;
 - an item is decided once: a second decision is refused until the first is undone;
 - a Correction links the item (if any) to the entry it created and to the culprits it flagged, with
   each culprit's flag as it was before, so an undo restores both sides exactly. Nothing is deleted:
@@ -18,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from assistant.bots.models import Bot
-from assistant.chat.models import Message
+from assistant.chat.models import Conversation, Message
 from knowledge.models import Entry
 
 
@@ -46,6 +49,13 @@ class ReviewItem(models.Model):
     cited_entry_id = models.BigIntegerField(_("запись, из которой взят ответ"), null=True, blank=True)
     source_ids = ArrayField(models.BigIntegerField(), default=list, blank=True, verbose_name=_("источники"))
     answered_at = models.DateTimeField(_("время ответа"))
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, null=True, blank=True, related_name="+", verbose_name=_("разговор")
+    )
+    # Later flagged answers to the same question in the same conversation: counted here, not queued again.
+    repeat_ids = ArrayField(models.BigIntegerField(), default=list, blank=True, verbose_name=_("ответы на повторы"))
+    repeats = models.PositiveIntegerField(_("сколько раз спросили"), default=1)
+    last_seen_at = models.DateTimeField(_("спросили последний раз"), null=True, blank=True)
     status = models.CharField(_("состояние"), max_length=10, choices=Status.choices, default=Status.PENDING)
     decision = models.CharField(_("решение"), max_length=10, choices=Decision.choices, blank=True)
     corrected_text = models.TextField(_("исправленный ответ"), blank=True)
@@ -68,6 +78,7 @@ class ReviewItem(models.Model):
             models.Index(fields=["bot", "status", "answered_at", "id"], name="review_item_queue"),
             models.Index(fields=["bot", "decided_at"], name="review_item_decided"),
             GinIndex(fields=["reasons"], name="review_item_reasons"),
+            models.Index(fields=["conversation", "status"], name="review_item_conversation"),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import formats, timezone
+from django.utils.translation import gettext
 
 from assistant.bots.models import Bot
 from assistant.bots.selectors import inbox_bots, owned_bots
@@ -138,6 +139,10 @@ def card(item: ReviewItem) -> dict[str, Any]:
         "bot": {"id": item.bot_id, "name": item.bot.name},
         "reasons": [{"code": r, "label": str(ReviewItem.Reason(r).label)} for r in item.reasons],
         "answered_at": formats.date_format(timezone.localtime(item.answered_at), "SHORT_DATETIME_FORMAT"),
+        "repeats": item.repeats,
+        # The same question asked again in the conversation: counted on this item (review.services).
+        "repeats_label": gettext("спросили снова в том же разговоре: %(n)d") % {"n": item.repeats - 1}
+        if item.repeats > 1 else "",
         "before": [m.text for m in context.before] if context else [item.question],
         "after": context.after.text if context and context.after else "",
         "question": item.question,

@@ -17,11 +17,13 @@ from collections.abc import Collection, Sequence
 from typing import Any, Final
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
 from assistant.bots.models import Bot
+from assistant.chat import friction
 from assistant.chat import selectors as chat_selectors
 from knowledge import services as knowledge_services
 from knowledge.models import Entry
@@ -40,6 +42,11 @@ from review.models import Correction, CorrectionCulprit, ReviewItem
 ANSWER_MAX: Final = 5000
 QUESTION_MAX: Final = 1000
 _CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+_WORD: Final = re.compile(r"\w+")
+# How many of a conversation's latest pending items a new flagged answer is compared with.
+REPEAT_CANDIDATES: Final = 20
+_LOCK_NAMESPACE: Final = 0x52455649  # pg_advisory_xact_lock's first key: "REVI", this module's own
 
 Decision = ReviewItem.Decision
 
@@ -70,26 +77,84 @@ def answer_url(bot: Bot, key: str) -> str:
 # --- queue items ------------------------------------------------------------------------------------
 
 
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(text.casefold().replace("ё", "е")))
+
+
+def same_question(first: str, second: str) -> bool:
+    """Word for word (case, punctuation and ё aside), or the same in other words by the chat's
+    own rephrase rule (the one that raises friction for «the same question asked again»)."""
+    a, b = _words(first), _words(second)
+    return (bool(a) and a == b) or friction.is_rephrase(first, second)
+
+
+def _conversation_lock(conversation_id: int) -> None:
+    """Two flags of one conversation recorded at once (the receiver and the sweep) must not both
+    find no item for their question and add two: one at a time per conversation, to the commit."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, conversation_id % 2**31])
+
+
+def _item_of(answer_id: int) -> ReviewItem | None:
+    return (
+        ReviewItem.objects.select_for_update()
+        .filter(Q(message_id=answer_id) | Q(repeat_ids__contains=[answer_id])).first()
+    )
+
+
+def _repeated(conversation_id: int, question: str) -> ReviewItem | None:
+    """The conversation's pending item for the same question, newest first."""
+    rows = (
+        ReviewItem.objects.select_for_update()
+        .filter(conversation_id=conversation_id, status=ReviewItem.Status.PENDING)
+        .order_by("-answered_at", "-id")[:REPEAT_CANDIDATES]
+    )
+    return next((item for item in rows if same_question(item.question, question)), None)
+
+
+def _repeat_add(item: ReviewItem, target: chat_selectors.ReviewTarget) -> ReviewItem:
+    """Count another flagged answer to the item's question: one UPDATE, no new row, no history
+    entry (the item's history records what people decided, not how often visitors asked)."""
+    answer = target.answer
+    item.repeat_ids = sorted({*item.repeat_ids, answer.pk})
+    item.repeats = 1 + len(item.repeat_ids)
+    item.last_seen_at = max(item.last_seen_at or item.answered_at, answer.created_at)
+    item.reasons = sorted(set(item.reasons) | target.reasons)
+    ReviewItem.objects.filter(pk=item.pk).update(
+        repeat_ids=item.repeat_ids, repeats=item.repeats, last_seen_at=item.last_seen_at, reasons=item.reasons
+    )
+    return item
+
+
 def review_item_record(*, message_id: int) -> ReviewItem | None:
     """Put the answer a flagged message points at into the queue, or add the new reason to its item.
-    Idempotent: the unique `message` decides a race between two flags of one answer."""
+    The same question asked again in the conversation (its answer flagged too) is counted on the
+    pending item the first asking made, with the new reasons, instead of queued again.
+    Idempotent: the unique `message`, `repeat_ids` and a lock per conversation decide races."""
     target = chat_selectors.review_target(message_id)
     if target is None:
         return None
     answer = target.answer
     with transaction.atomic():
-        item = ReviewItem.objects.select_for_update().filter(message_id=answer.pk).first()
+        _conversation_lock(answer.conversation_id)
+        item = _item_of(answer.pk)
         if item is None:
+            repeated = _repeated(answer.conversation_id, target.question)
+            if repeated is not None:
+                return _repeat_add(repeated, target)
             try:
                 with transaction.atomic():
                     return ReviewItem.objects.create(
-                        bot_id=answer.bot_id, message_id=answer.pk, reasons=sorted(target.reasons),
-                        question=target.question, answer=answer.text, confidence=answer.confidence,
-                        cited_entry_id=answer.source_entry_id, source_ids=[int(i) for i in answer.sources or []],
-                        answered_at=answer.created_at,
+                        bot_id=answer.bot_id, message_id=answer.pk, conversation_id=answer.conversation_id,
+                        reasons=sorted(target.reasons), question=target.question, answer=answer.text,
+                        confidence=answer.confidence, cited_entry_id=answer.source_entry_id,
+                        source_ids=[int(i) for i in answer.sources or []], answered_at=answer.created_at,
+                        last_seen_at=answer.created_at,
                     )
             except IntegrityError:
                 item = ReviewItem.objects.select_for_update().get(message_id=answer.pk)
+        if item.message_id != answer.pk:  # a repeat counted before: its new reasons only
+            return _repeat_add(item, target)
         merged = sorted(set(item.reasons) | target.reasons)
         if merged != sorted(item.reasons):
             item.reasons = merged

@@ -315,6 +315,17 @@ _SERVICE: Final = _rx(
     r"\bвопрос\w*|\bпомощ\w*|\bпроблем\w*|\bошибк\w*|\bкомпани\w*|\bреквизит\w*|\bсумм\w*|\bуслови\w*",
     r"\bправил\w*|(?<!на\s)(?<!под\s)\bзаказ\w*|\bжалоб\w*|\bпретензи\w*",
 )
+# Documents for goods (a manual, a data sheet, a warranty card): knowledge to search, not goods to
+# show, unless the same message asks to buy or for a price (_PRODUCT_STRONG wins: «купить
+# руководство по ремонту»). «чехол для паспорта» is a product: a passport only counts as a
+# document of something («паспорт на котёл», «технический паспорт»).
+_DOCUMENTS: Final = _rx(
+    r"\bинструкци\w*|\bруководств\w*|\bмануал\w*|\bдокументаци\w*|\bтехпаспорт\w*|\bтехническ\w*\s+паспорт\w*",
+    r"\bпаспорт\w*\s+(?:к|на|для|от|издели\w*|товар\w*|прибор\w*|устройств\w*|оборудовани\w*)\b",
+    r"\bгарантийн\w*\s+(?:талон\w*|карт\w*)|\bсертификат\w*\s+(?:соответстви\w*|качеств\w*)",
+    r"\bсхем\w*\s+(?:подключени\w*|сборки|установки|монтажа)|\bинструктаж\w*",
+    r"\bmanuals?\b|\buser\s+guides?\b|\bdata\s*sheets?\b|\binstructions?\b|\bwarranty\s+card\b",
+)
 _STOP_WORDS: Final = frozenset(
     "как какой какая какое какие каких каким какую каком что чем чего чему где куда откуда когда почему "
     "зачем кто кого кому ли можно нельзя нужно надо сколько подскажите скажите расскажите помогите "
@@ -348,9 +359,17 @@ def _is_bare_noun_phrase(body: str) -> bool:
 def _is_product(body: str) -> bool:
     if _PRODUCT_STRONG.search(body):
         return True
-    if _SERVICE.search(body):
+    if _SERVICE.search(body) or _DOCUMENTS.search(body):
         return False
     return bool(_PRODUCT_SOFT.search(body)) or _is_bare_noun_phrase(body)
+
+
+def is_document_request(text: str) -> bool:
+    """The visitor asks for a document of a product («инструкция к пылесосу», «паспорт на котёл»),
+    not to buy it or for its price: the answer is in the knowledge, never in product cards. The
+    chain uses it to refuse a model that raises such a question to the product route."""
+    body = _normalize(text[:_MAX_CHARS])
+    return bool(_DOCUMENTS.search(body)) and not _PRODUCT_STRONG.search(body)
 
 
 def _purchase_topic(body: str) -> Topic:

@@ -6,3 +6,6 @@ class BotsConfig(AppConfig):
     name = "assistant.bots"
     label = "bots"
     verbose_name = _("Боты")
+
+    def ready(self) -> None:
+        from assistant.bots import freshness  # noqa: F401 - connects its receivers

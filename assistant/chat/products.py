@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
-from assistant.behavior import hours
+from assistant.behavior import hours, intents
 from assistant.bots.models import Bot
 from assistant.chat import checks, facts, prompt, replies
 from assistant.commerce import products
@@ -88,7 +88,9 @@ def product_answer(
     question (by the rules, or by the model over a plain question without a source), or a bot
     without a catalog, or no match while the model answered from a page (that answer goes on)."""
     model = model or ModelView()
-    raised = intent == "question" and model.intent == "product" and model.cited is None
+    # The rules guard against a false product: a request for a manual stays a question.
+    raised = (intent == "question" and model.intent == "product" and model.cited is None
+              and not intents.is_document_request(text))
     if intent != "product" and not raised:
         return None
     if not products.has_catalog(bot):

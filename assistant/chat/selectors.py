@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from django.db.models import Count, DurationField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 
 from assistant.bots.models import Bot
 from assistant.chat.friction import is_complaint
@@ -207,6 +207,8 @@ def leads_for_bots(*, bot_ids: Collection[int]) -> QuerySet[Lead]:
 
 _CANNED_ROUTES: Final = frozenset({"rules", "model_intent"})
 _NOT_QUESTIONS: Final = frozenset({"operator", "greeting", "thanks", "whoami"})
+# How many of the visitor's latest messages the question before a note or an operator's reply is sought in.
+QUESTION_LOOKBACK: Final = 5
 REVIEW_CONTEXT: Final = 2  # visitor messages shown before the answer under review
 
 
@@ -348,11 +350,19 @@ class OperatorReply:
 def operator_replies_after(*, bot: Bot, after_id: int, limit: int = 500) -> list[OperatorReply]:
     """Operator messages of `bot` with an id above `after_id`, oldest first (a cursor read), each with
     the visitor's last real question before it (a request for a person, a greeting or thanks is not
-    one); messages with no such question are left out."""
+    one; as in `_question_before`, only the last QUESTION_LOOKBACK visitor messages are looked at);
+    messages with no such question are left out. Two statements however many replies: the
+    question's id is a subquery of the first, the questions' texts are the second."""
+    rows = list(
+        Message.objects.filter(bot=bot, id__gt=after_id, role=Message.Role.OPERATOR)
+        .annotate(question_id=_question_before_id())
+        .only("id", "text", "author_name", "conversation_id", "created_at").order_by("id")[:limit]
+    )
+    ids = {row.question_id for row in rows if row.question_id is not None}
+    questions = Message.objects.only("id", "text").in_bulk(ids) if ids else {}
     out: list[OperatorReply] = []
-    rows = Message.objects.filter(bot=bot, id__gt=after_id, role=Message.Role.OPERATOR).order_by("id")[:limit]
     for message in rows:
-        question = _question_before(message)
+        question = questions.get(message.question_id)
         if question is None or is_complaint(question.text):
             continue
         out.append(OperatorReply(
@@ -360,6 +370,21 @@ def operator_replies_after(*, bot: Bot, after_id: int, limit: int = 500) -> list
             author_name=message.author_name, conversation_id=message.conversation_id, answered_at=message.created_at,
         ))
     return out
+
+
+def _question_before_id() -> Subquery:
+    """`_question_before` as a subquery of a query over messages: the id of the newest visitor
+    message before the outer one that is a question, among the last QUESTION_LOOKBACK ones."""
+    visitor = Message.Role.VISITOR
+    # The oldest of the lookback window (none when there are fewer): its id bounds the search.
+    window = Message.objects.filter(
+        conversation_id=OuterRef(OuterRef("conversation_id")), id__lt=OuterRef(OuterRef("pk")), role=visitor
+    ).order_by("-id").values("id")[QUESTION_LOOKBACK - 1:QUESTION_LOOKBACK]
+    questions = (
+        Message.objects.filter(conversation_id=OuterRef("conversation_id"), id__lt=OuterRef("pk"), role=visitor)
+        .exclude(intent__in=_NOT_QUESTIONS).filter(id__gte=Coalesce(Subquery(window), 0)).order_by("-id")
+    )
+    return Subquery(questions.values("id")[:1])
 
 
 def last_message_id(*, bot: Bot) -> int:
@@ -370,7 +395,7 @@ def _question_before(note: Message) -> Message | None:
     """The visitor's last real question before a handoff note or an operator's message («позовите
     оператора» is not one)."""
     rows = Message.objects.filter(conversation_id=note.conversation_id, id__lt=note.pk, role=Message.Role.VISITOR)
-    for message in rows.order_by("-id")[:5]:
+    for message in rows.order_by("-id")[:QUESTION_LOOKBACK]:
         if message.intent not in _NOT_QUESTIONS:
             return message
     return None

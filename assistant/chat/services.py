@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from assistant.behavior import escalation, hours, invitations
 from assistant.behavior.intents import classify
+from assistant.bots import freshness
 from assistant.bots.models import Bot
 from assistant.chat import (
     claims,
@@ -77,9 +78,11 @@ def conversation_open(
     *, bot: Bot, visitor_id: str, ip: str | None = None, page_url: str | None = None
 ) -> Conversation:
     """The visitor's open conversation, or a new one. Two tabs opening at once meet at the
-    `conversation_one_open` constraint and share the winner's conversation."""
+    `conversation_one_open` constraint and share the winner's conversation. Its bot is marked with
+    the bot's settings token (read before the rows), so later turns see settings changed since."""
     check_visitor_id(visitor_id)
     page = clean_page_url(page_url)
+    token = freshness.bot_remember(bot_id=bot.pk)
     conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
     if conversation is None:
         # A new conversation is a write a script could repeat with new visitor ids: count it.
@@ -101,6 +104,8 @@ def conversation_open(
             for name, value in changed.items():
                 setattr(conversation, name, value)
             conversation.save(update_fields=[*changed, "updated_at"])
+    # A new conversation's bot is the caller's copy (the socket's, read at connect, a moment ago).
+    freshness.bot_mark(conversation.bot, token)
     return conversation
 
 
@@ -154,6 +159,7 @@ def message_take(
     conversation was closed since; it never counts against the rate limit (`count`)."""
     text = clean_text(text)
     check_client_msg_id(client_msg_id, required=False)
+    freshness.bot_fresh(conversation.bot)  # a socket's copy, read at hello: the owner may have changed it
     intent, ruled = pipeline.answer_by_rules(bot=conversation.bot, text=text)
     if not answer_rules:
         ruled = None
@@ -456,6 +462,7 @@ def _offer_after_rating(conversation: Conversation, message: Message, rating: in
 
 def conversation_handoff(*, conversation: Conversation, reason: str) -> list[Message]:
     """Ask for an operator: waiting_operator plus a system note (returned; [] if already asked)."""
+    freshness.bot_fresh(conversation.bot)  # the owner may have turned handoff off since hello
     if not conversation.bot.handoff_enabled:
         raise HandoffUnavailable(replies.handoff_disabled(conversation.bot))
     ratelimit.check("handoff", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)

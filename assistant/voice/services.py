@@ -19,6 +19,7 @@ from typing import Any, Final
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from assistant.bots import freshness
 from assistant.bots.models import Bot
 from assistant.voice import dictionary, effective, sliders
 from assistant.voice.exceptions import VoiceConflict, VoiceInvalid
@@ -194,6 +195,7 @@ def voice_save(*, bot: Bot, data: Mapping[str, Any], revision: int) -> dict[str,
         if (row.voice or {}).get("experiment"):
             voice["experiment"] = row.voice["experiment"]
         Bot.objects.filter(pk=bot.pk).update(voice=voice)
+        freshness.bot_changed(bot_id=bot.pk)  # a queryset update sends no post_save
     bot.voice = voice
     return voice
 
@@ -213,6 +215,7 @@ def experiment_attach(*, bot: Bot, experiment_id: int, share: int, variant: Mapp
         row = _locked(bot)
         voice = {**(row.voice or {}), "experiment": {"id": experiment_id, "share": share, "b": dict(variant)}}
         Bot.objects.filter(pk=bot.pk).update(voice=voice)
+        freshness.bot_changed(bot_id=bot.pk)
     bot.voice = voice
 
 

@@ -42,7 +42,8 @@
       tag.dataset.code = r.code;
       return tag;
     }));
-    const when = current.answered_at + (current.confidence !== null ? " · " + T.confidence + " " + current.confidence.toFixed(2) : "");
+    const when = current.answered_at + (current.confidence !== null ? " · " + T.confidence + " " + current.confidence.toFixed(2) : "")
+      + (current.repeats_label ? " · " + current.repeats_label : "");
     $("rq-when").textContent = when;
     const dialog = $("rq-dialog");
     dialog.replaceChildren(

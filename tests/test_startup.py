@@ -1,0 +1,77 @@
+"""A served app runs Django's system checks when it starts: a real `uvicorn` process with a
+misconfiguration exits at once with the check's message, a sound one serves (tests/chat/test_uvicorn
+and the browser tests start it that way), and warnings are logged without stopping it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.core import checks
+from django.core.management.base import SystemCheckError
+
+from assistant.startup import system_check
+from tests.chat.test_uvicorn import _database_url, _free_port, running_uvicorn
+from tests.conftest import REPO
+
+
+def _serve(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    from django.conf import settings
+
+    server_env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL} | env
+    return subprocess.run(
+        [sys.executable, "-m", "uvicorn", "assistant.asgi:application", "--host", "127.0.0.1",
+         "--port", str(_free_port()), "--log-level", "warning"],
+        cwd=REPO, env=server_env, capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def test_uvicorn_refuses_to_start_with_a_misconfiguration():
+    result = _serve({"CSRF_TRUSTED_ORIGINS": "shop.example"})  # no scheme: Django's 4_0.E001
+    assert result.returncode != 0
+    assert "The server does not start: the system checks found 1 error(s)" in result.stderr
+    assert "(4_0.E001)" in result.stderr and "shop.example" in result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_uvicorn_starts_and_serves_when_the_checks_pass(tmp_path: Path):
+    import urllib.request
+
+    with running_uvicorn(tmp_path / "uvicorn.log") as url:
+        with urllib.request.urlopen(url.replace("ws://", "http://") + "/accounts/login/", timeout=30) as response:
+            assert response.status == 200
+
+
+@pytest.fixture
+def extra_check() -> Iterator[list[checks.CheckMessage]]:
+    """A check of this test's own, returning what the test puts in the list."""
+    said: list[checks.CheckMessage] = []
+
+    def check(**kwargs: object) -> list[checks.CheckMessage]:
+        return list(said)
+
+    checks.register(check)
+    try:
+        yield said
+    finally:
+        checks.registry.registry.registered_checks.discard(check)
+
+
+def test_a_warning_is_logged_and_does_not_stop_the_start(extra_check, caplog):
+    extra_check.append(checks.Warning("Порог совпадения выглядит странно.", id="spravka.W900"))
+    with caplog.at_level(logging.WARNING, logger="spravka"):
+        system_check()
+    assert "spravka.W900" in caplog.text
+
+
+def test_every_error_is_named(extra_check):
+    extra_check.extend([checks.Error("первая", id="spravka.E901"), checks.Critical("вторая", id="spravka.E902")])
+    with pytest.raises(SystemCheckError) as raised:
+        system_check()
+    assert "found 2 error(s)" in str(raised.value)
+    assert "spravka.E901" in str(raised.value) and "spravka.E902" in str(raised.value)
