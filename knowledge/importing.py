@@ -22,10 +22,11 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from assistant.bots.models import Bot
+from assistant.texts import Stored, stored, stored_pair
 from assistant.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
@@ -96,7 +97,7 @@ def document_import(*, bot: Bot, filename: str, data: bytes, url: str = "") -> I
             source.url = link
             source.save(update_fields=["url"])
         result = _replace_entries(bot=bot, source=source, drafts=drafts)
-        _record_run(result, message=f"Документ «{name}»")
+        _record_run(result, message=stored(gettext_noop("Документ «%(name)s»"), name=name))
     return result
 
 
@@ -157,7 +158,7 @@ def qa_import_csv(*, bot: Bot, data: bytes, filename: str = "CSV") -> ImportResu
             draft = _qa_draft(row.question, row.answer, row.weight, row.url)
             _entry, outcome = entry_upsert(bot=bot, source=result.source, draft=draft)
             result.count(outcome)
-        _record_run(result, message=f"Вопросы и ответы из «{name}»")
+        _record_run(result, message=stored(gettext_noop("Вопросы и ответы из «%(name)s»"), name=name))
     return result
 
 
@@ -213,7 +214,7 @@ def passages_load(*, bot: Bot, filename: str, data: bytes) -> ImportResult:
         _lock_bot(bot)
         source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.MANUAL, title=name[:300])
         result = _bulk_replace(bot=bot, source=source, drafts=drafts)
-        _record_run(result, message=f"Фрагменты из «{name}»")
+        _record_run(result, message=stored(gettext_noop("Фрагменты из «%(name)s»"), name=name))
     return result
 
 
@@ -461,13 +462,16 @@ def _lock_bot(bot: Bot) -> None:
     Bot.objects.select_for_update().filter(pk=bot.pk).exists()
 
 
-def _record_run(result: ImportResult, *, message: str) -> None:
-    """A finished run row, so the sources page shows imports beside crawls."""
+def _record_run(result: ImportResult, *, message: Stored) -> None:
+    """A finished run row, so the sources page shows imports beside crawls; its message stored
+    untranslated (assistant/texts.py)."""
     now = timezone.now()
+    text, message_stored = stored_pair(message, 5000)
     CrawlRun.objects.create(
         bot_id=result.source.bot_id, source=result.source, status=CrawlRun.Status.DONE, pages_total=1,
         pages_done=1, fetched=1, entries_created=result.created, entries_updated=result.updated,
-        entries_deactivated=result.deactivated, unchanged=result.unchanged, message=message, finished_at=now,
+        entries_deactivated=result.deactivated, unchanged=result.unchanged, message=text,
+        message_stored=message_stored, finished_at=now,
     )
     result.source.last_crawled_at = now
     result.source.save(update_fields=["last_crawled_at"])
