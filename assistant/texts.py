@@ -10,7 +10,7 @@ What must stay true:
   text from outside: a site's own words) is shown as it is; a stored text `{"msgid", "params"}`
   is translated and filled in; a list is shown line by line. A parameter may be a stored text too
   (a reason inside a summary), and a float parameter is written with the active language's decimal
-  separator.
+  separator (a whole one without decimals).
 - A msgid must be marked where it is written (`gettext_noop`), so makemessages puts it in the
   catalog and `tests/test_translations.py` holds its English; a msgid missing from the catalog is
   shown in Russian, never lost.
@@ -65,8 +65,8 @@ def stored_pair(value: Any, limit: int) -> tuple[str, Any]:
 
 
 def _param(value: Any) -> Any:
-    if isinstance(value, float):
-        return formats.number_format(value, use_l10n=True)
+    if isinstance(value, float):  # 4.0 -> "4", 9.8 -> "9,8" / "9.8"
+        return str(int(value)) if value.is_integer() else formats.number_format(value, use_l10n=True)
     if isinstance(value, (dict, list, tuple)):
         return shown(value, sep="; ")
     return value

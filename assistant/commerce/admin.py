@@ -22,7 +22,6 @@ from assistant.bots.models import Bot
 from assistant.commerce import catalog, feeds, services, validation
 from assistant.commerce.endpoint import Fetched
 from assistant.commerce.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
-from assistant.texts import shown as in_language
 
 _CONFIGURED = (
     "url_template", "status_pointer", "date_pointer", "tracking_pointer", "phone_pointer", "email_pointer",
@@ -127,7 +126,7 @@ def _shown(number: str, fetched: Fetched) -> dict[str, Any]:
     order = fetched.order
     shown: dict[str, Any] = {
         "number": number or "—", "outcome": fetched.outcome, "outcome_label": _OUTCOMES[fetched.outcome],
-        "reason": in_language(fetched.reason), "http_status": fetched.http_status,
+        "reason": fetched.reason, "http_status": fetched.http_status,
         "duration_ms": round(fetched.duration_ms), "attempts": fetched.attempts,
     }
     if order is not None:

@@ -32,7 +32,7 @@ from django.utils.translation import gettext_noop
 from assistant.commerce import secrets
 from assistant.commerce.exceptions import SecretsUnreadable
 from assistant.commerce.models import OrderEndpoint
-from assistant.texts import Text, stored
+from assistant.texts import Text, shown, stored
 from knowledge import http
 
 Outcome = Literal["found", "not_found", "unavailable"]
@@ -60,9 +60,14 @@ class Fetched:
     outcome: Outcome
     order: Order | None = None
     http_status: int | None = None
-    reason: Text = ""  # a stored text (assistant/texts.py): shown with `shown()` in the reader's language
+    text: Text = ""  # why, a stored text (assistant/texts.py) for the lookup log
     duration_ms: float = 0.0
     attempts: int = 0
+
+    @property
+    def reason(self) -> str:
+        """Why, in the active language."""
+        return shown(self.text)
 
 
 def order_url(endpoint: OrderEndpoint, number: str) -> str:
@@ -97,13 +102,13 @@ def order_fetch(*, endpoint: OrderEndpoint, number: str, client: http.SafeClient
     try:
         headers = {"Accept": "application/json", **secrets.unseal(endpoint.headers_token)}
     except SecretsUnreadable as exc:
-        return Fetched("unavailable", reason=exc.text, duration_ms=_ms(started))
+        return Fetched("unavailable", text=exc.text, duration_ms=_ms(started))
     url = order_url(endpoint, number)
     result, attempts = _attempts(client, url, headers)
     if not isinstance(result, http.Response):
-        return Fetched("unavailable", reason=result, duration_ms=_ms(started), attempts=attempts)
+        return Fetched("unavailable", text=result, duration_ms=_ms(started), attempts=attempts)
     fetched = _read(endpoint, result)
-    return Fetched(fetched.outcome, fetched.order, result.status, fetched.reason, _ms(started), attempts)
+    return Fetched(fetched.outcome, fetched.order, result.status, fetched.text, _ms(started), attempts)
 
 
 def _attempts(client: http.SafeClient, url: str, headers: dict[str, str]) -> tuple[http.Response | Text, int]:
@@ -129,18 +134,18 @@ def _read(endpoint: OrderEndpoint, response: http.Response) -> Fetched:
     if status in _NOT_FOUND:
         return Fetched("not_found")
     if http.redirect_target(response) is not None:
-        return Fetched("unavailable", reason=stored(gettext_noop("переадресация на другой адрес — по ней не идём")))
+        return Fetched("unavailable", text=stored(gettext_noop("переадресация на другой адрес — по ней не идём")))
     if not 200 <= status < 300:
-        return Fetched("unavailable", reason=stored(gettext_noop("ответ %(status)s"), status=status))
+        return Fetched("unavailable", text=stored(gettext_noop("ответ %(status)s"), status=status))
     if response.media_type == "text/html" or response.body.lstrip()[:1] == b"<":
-        return Fetched("unavailable", reason=stored(gettext_noop("вместо JSON пришла HTML-страница")))
+        return Fetched("unavailable", text=stored(gettext_noop("вместо JSON пришла HTML-страница")))
     try:
         document = json.loads(response.body)
     except (ValueError, UnicodeDecodeError):
-        return Fetched("unavailable", reason=stored(gettext_noop("ответ не JSON")))
+        return Fetched("unavailable", text=stored(gettext_noop("ответ не JSON")))
     order_status = _text(_at(document, endpoint.status_pointer), MAX_STATUS)
     if not order_status:
-        return Fetched("unavailable", reason=stored(gettext_noop("в ответе нет статуса по указателю %(pointer)s"),
+        return Fetched("unavailable", text=stored(gettext_noop("в ответе нет статуса по указателю %(pointer)s"),
                                                           pointer=endpoint.status_pointer))
     delivery, date_text = _date(_at(document, endpoint.date_pointer))
     order = Order(

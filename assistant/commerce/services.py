@@ -105,7 +105,7 @@ def order_lookup_record(
     second (3 × wal_writer_delay at most) may lose it. On this machine waiting for the flush was
     most of a lookup's overhead (p95 35 ms under load, docs/benchmarks.md). Inside a caller's
     transaction the row simply joins it and that transaction's commit rules apply."""
-    said, said_stored = stored_pair(reason or (fetched.reason if fetched else ""), 300)
+    said, said_stored = stored_pair(reason or (fetched.text if fetched else ""), 300)
     fields = {
         "bot": bot, "number": number[:MAX_NUMBER], "result": result, "visitor_id": visitor_id[:64], "ip": ip or None,
         "conversation_id": conversation_id, "http_status": fetched.http_status if fetched else None,
@@ -123,7 +123,7 @@ def order_endpoint_check(*, endpoint: OrderEndpoint, number: str, who: str) -> o
     """The «Проверить» button and `orderendpoint --check`: one real lookup, logged like a visitor's."""
     number = number.strip()
     if not number or len(number) > MAX_NUMBER:
-        fetched = order_http.Fetched("unavailable", reason=stored(
+        fetched = order_http.Fetched("unavailable", text=stored(
             gettext_noop("номер пустой или длиннее %(max)s знаков"), max=MAX_NUMBER))
         order_lookup_record(bot=endpoint.bot, number=number or "—", result=OrderLookup.Result.BAD_NUMBER,
                             visitor_id=who, fetched=fetched)

@@ -9,7 +9,6 @@ from django.utils.translation import gettext as _
 from assistant.bots.models import Bot
 from assistant.commerce import services, validation
 from assistant.commerce.models import DEFAULT_NUMBER_PATTERN, OrderEndpoint
-from assistant.texts import shown
 
 
 class Command(BaseCommand):
@@ -74,7 +73,7 @@ class Command(BaseCommand):
             line += (", " + _("дата %(day)s") % {"day": day}) if day else ""
             line += (", " + _("ссылка %(url)s") % {"url": order.tracking_url}) if order.tracking_url else ""
         if fetched.reason:
-            line += f"; {shown(fetched.reason)}"
+            line += f"; {fetched.reason}"
         if fetched.outcome == "unavailable":
             raise CommandError(line)
         self.stdout.write(line)
