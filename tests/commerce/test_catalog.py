@@ -239,3 +239,31 @@ def test_a_schedule_needs_an_address_and_sane_hours(bot, tmp_path, feed_server):
     assert "каждые 24 ч" in out.getvalue()
     by_url.source.refresh_from_db()
     assert by_url.source.recrawl_hours == 24
+
+
+def test_an_import_s_message_and_skipped_offers_read_in_the_reader_s_language(bot):
+    from django.utils import translation
+
+    done = catalog.catalog_import_bytes(bot=bot, data=CSV.encode("cp1251"), name="price.csv").run
+    failed = catalog.catalog_import_bytes(bot=bot, data=b"id;title\n1;x\n", name="bad.csv").run
+
+    assert done.message == "товаров в фиде: 1" and failed.message.startswith("в первой строке CSV нет столбцов")
+    with translation.override("en"):
+        assert done.message_shown == "products in the feed: 1"
+        assert done.problems_shown == ["line 3: the price is below zero (-100)"]
+        assert failed.message_shown == "the first line of the CSV lacks the columns: price (id, name, price are needed)"
+    with translation.override("ru"):
+        assert done.problems_shown == ["строка 3: цена меньше нуля (-100)"]
+        assert failed.message_shown == "в первой строке CSV нет столбцов: price (нужны id, name, price)"
+
+
+def test_an_import_written_before_stored_texts_shows_what_it_said(bot):
+    from django.utils import translation
+
+    from knowledge.models import Source
+
+    source = Source.objects.create(bot=bot, kind=Source.Kind.CATALOG, title="Каталог: старый")
+    run = CatalogImport.objects.create(bot=bot, source=source, status=CatalogImport.Status.DONE,
+                                       message="товаров в фиде: 7", problems=["строка 2: нет цены"])
+    with translation.override("en"):
+        assert (run.message_shown, run.problems_shown) == ("товаров в фиде: 7", ["строка 2: нет цены"])
