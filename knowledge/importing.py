@@ -333,14 +333,15 @@ def _passage_drafts(*, filename: str, data: bytes) -> list[EntryDraft]:
             continue
         draft = _passage_draft(raw, first=number == 1)
         if isinstance(draft, str):
-            problems.append(f"строка {number}: {draft}")
+            problems.append(_line(number, draft))
         elif draft.key in first_line:
-            problems.append(f"строка {number}: id «{draft.key}» уже был в строке {first_line[draft.key]}")
+            problems.append(_line(number, _("id «%(id)s» уже был в строке %(n)s") % {
+                "id": draft.key, "n": first_line[draft.key]}))
         else:
             first_line[draft.key] = number
             drafts.append(draft)
     if problems:
-        raise RowsInvalid(f"Файл «{filename}»", problems)
+        raise RowsInvalid(_file(filename), problems)
     if not drafts:
         raise DocumentEmpty(filename)
     return drafts
@@ -351,29 +352,29 @@ def _passage_draft(raw: bytes, *, first: bool) -> EntryDraft | str:
     try:
         item: Any = json.loads(raw.decode("utf-8-sig" if first else "utf-8"))
     except UnicodeDecodeError:
-        return "текст не в кодировке UTF-8"
+        return _("текст не в кодировке UTF-8")
     except json.JSONDecodeError as exc:
-        return f"неверный JSON (символ {exc.colno})"
+        return _("неверный JSON (символ %(n)s)") % {"n": exc.colno}
     if not isinstance(item, dict):
-        return 'ожидается объект {"id", "title", "text", "url"}'
+        return _("ожидается объект {\"id\", \"title\", \"text\", \"url\"}")
     for name in ("id", "text"):
         if name not in item:
-            return f"нет поля «{name}»"
+            return _("нет поля «%(name)s»") % {"name": name}
     if not isinstance(item["id"], str | int) or isinstance(item["id"], bool):
-        return "поле «id» должно быть строкой или числом"
+        return _("поле «id» должно быть строкой или числом")
     wrong = [name for name in _PASSAGE_FIELDS[1:] if not isinstance(item.get(name, ""), str)]
     if wrong:
-        return f"поле «{wrong[0]}» должно быть строкой"
+        return _("поле «%(name)s» должно быть строкой") % {"name": wrong[0]}
     key, text = str(item["id"]).strip(), item["text"].replace("\x00", " ").strip()
     if not key or not text:
-        return f"пустое поле «{'id' if not key else 'text'}»"
+        return _("пустое поле «%(name)s»") % {"name": "id" if not key else "text"}
     if len(key) > KEY_MAX:
-        return f"id длиннее {KEY_MAX} символов"
+        return _("id длиннее %(max)s символов") % {"max": KEY_MAX}
     url = item.get("url", "").strip()
     try:
         validate_link(url)
     except ValidationError as exc:
-        return f"поле «url»: {' '.join(exc.messages)}"
+        return _("поле «url»: %(error)s") % {"error": " ".join(exc.messages)}
     return EntryDraft(key=key, title=item.get("title", "").strip(), text=text, url=url)
 
 

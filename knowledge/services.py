@@ -134,7 +134,7 @@ def source_schedule(*, source: Source, recrawl_hours: int | None) -> Source:
     from knowledge.exceptions import SourceInvalid
 
     if recrawl_hours is not None and not 1 <= recrawl_hours <= 24 * 365:
-        raise SourceInvalid("Обновлять можно не чаще раза в час и не реже раза в год (от 1 до 8760 часов).")
+        raise SourceInvalid(_("Обновлять можно не чаще раза в час и не реже раза в год (от 1 до 8760 часов)."))
     source.recrawl_hours = recrawl_hours
     source.save(update_fields=["recrawl_hours"])
     return source

@@ -40,8 +40,8 @@ def test_a_crawl_s_page_reasons_and_summary_read_in_english_and_in_russian(run_c
         assert (private.reason_shown, big.reason_shown, gone.reason_shown) == (
             "forbidden by robots.txt", "the page is larger than 4 KB", "HTTP 404")
         lines = run.message_shown.splitlines()  # reasons of one count come in the order they were met
-        assert (lines[0], sorted(lines[1:3]), lines[3:]) == (
-            "Skipped:", ["  forbidden by robots.txt: 1", "  the page is larger than 4 KB: 1"], ["Failed:", "  HTTP 404: 1"])
+        skipped = ["  forbidden by robots.txt: 1", "  the page is larger than 4 KB: 1"]
+        assert (lines[0], sorted(lines[1:3]), lines[3:]) == ("Skipped:", skipped, ["Failed:", "  HTTP 404: 1"])
     with translation.override("ru"):
         assert (private.reason_shown, big.reason_shown) == ("запрещено robots.txt", "страница больше 4 КБ")
         assert "  запрещено robots.txt — 1" in run.message_shown.splitlines()
