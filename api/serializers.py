@@ -62,6 +62,7 @@ class RevertSerializer(StrictSerializer):
 
 class CrawlRunSerializer(serializers.ModelSerializer):
     percent = serializers.IntegerField(read_only=True)
+    message = serializers.CharField(source="message_shown", read_only=True)  # in the request's language
 
     class Meta:
         model = CrawlRun

@@ -5,7 +5,7 @@ robots.txt and sitemap readers (knowledge/discovery.py), so the check and the cr
 cannot disagree about what is allowed.
 
 Messages are for a shop owner, in Russian through gettext; the reasons the knowledge layer gives
-(«соединение отклонено», a private address) are quoted after them as they are."""
+(«соединение отклонено», a private address) are quoted after them, in the same language."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
 from assistant.chat.ratelimit import Limit, sync_client
+from assistant.texts import shown
 from assistant.validators import validate_web_url
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.extract import normalize_url, site_key
@@ -114,7 +115,7 @@ def site_check(*, url: str) -> SiteCheck:
         try:
             robots = robots_fetch(client, origin)
             if robots.blocked:
-                result.error = _("Сайт просит его пока не обходить: %(reason)s") % {"reason": robots.blocked}
+                result.error = _("Сайт просит его пока не обходить: %(reason)s") % {"reason": shown(robots.blocked)}
                 return result
             if not robots.allows(url):
                 result.error = _("robots.txt сайта запрещает обход этой страницы. Разрешите SpravkaBot в "
@@ -172,7 +173,7 @@ def _check_sitemaps(client: SafeClient, robots: Robots, origin: str, url: str, r
     result.sitemap_pages = len(found.urls)
     result.sitemaps = candidates if (found.urls or listed) else []
     # A guessed /sitemap.xml that is simply missing is not a problem worth showing.
-    result.sitemap_problems = found.problems if listed else []
+    result.sitemap_problems = [shown(problem) for problem in found.problems] if listed else []
 
 
 def _page_title(body: bytes) -> str:

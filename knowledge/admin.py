@@ -58,13 +58,20 @@ class CrawlRunAdmin(BotScopedAdmin):
                     "entries_created", "entries_updated", "entries_deactivated", "started_at"]
     list_filter = ["status", "bot"]
     list_select_related = ["source", "bot"]
-    readonly_fields = [f.name for f in CrawlRun._meta.fields] + ["progress"]
+    # The message in the reader's language in place of its two stored columns.
+    readonly_fields = (*[("shown_message" if f.name == "message" else f.name) for f in CrawlRun._meta.fields
+                         if f.name != "message_stored"], "progress")
+    fields = readonly_fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description=_("сообщение"))
+    def shown_message(self, obj: CrawlRun) -> str:
+        return obj.message_shown
 
     @admin.display(description=_("Ход"))
     def progress(self, obj: CrawlRun) -> SafeString:
@@ -81,7 +88,7 @@ class CrawlRunAdmin(BotScopedAdmin):
             return JsonResponse({"error": "not found"}, status=404)
         return JsonResponse({
             "status": run.status, "status_display": run.get_status_display(), "percent": run.percent,
-            "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message,
+            "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message_shown,
             "pages_indexed": run.pages_indexed, "pages_embedded": run.pages_embedded,
             "embeddings_done": run.embeddings_done, "embeddings_total": run.embeddings_total,
         })
@@ -89,11 +96,16 @@ class CrawlRunAdmin(BotScopedAdmin):
 
 @admin.register(Page)
 class PageAdmin(BotScopedAdmin):
-    list_display = ["url", "title", "status", "reason", "http_status", "fetched_at", "review_needed", "active"]
+    list_display = ["url", "title", "status", "shown_reason", "http_status", "fetched_at", "review_needed", "active"]
     list_filter = ["status", "review_needed", "active", "bot"]
     search_fields = ["url", "title", "reason"]
     list_select_related = ["bot"]
-    readonly_fields = ["content_hash", "etag", "last_modified", "fetched_at", "http_status"]
+    exclude = ["reason"]  # the crawler's words, shown in the reader's language below
+    readonly_fields = ["shown_reason", "content_hash", "etag", "last_modified", "fetched_at", "http_status"]
+
+    @admin.display(description=_("причина"), ordering="reason")
+    def shown_reason(self, obj: Page) -> str:
+        return obj.reason_shown
 
 
 @admin.register(Entry)

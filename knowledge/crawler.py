@@ -21,7 +21,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.utils.translation import gettext_noop
 
+from assistant.texts import Text, russian, stored, stored_pair
 from knowledge import pages
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.extract import looks_like_file, normalize_url, site_key
@@ -38,11 +40,19 @@ MAX_URL = 2000  # Page.url
 CRAWLABLE = (Source.Kind.SITE, Source.Kind.SITEMAP)
 ACTIVE_STATUSES = (CrawlRun.Status.QUEUED, CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
 PAGE_COUNTERS = ["pages_total", "pages_done", "fetched", "unchanged", "skipped", "failed"]
-RESUMED = "Обход начат заново: обработчик прервался посреди обхода. Уже сохранённые страницы не записаны повторно."
+RESUMED = stored(gettext_noop(
+    "Обход начат заново: обработчик прервался посреди обхода. Уже сохранённые страницы не записаны повторно."))
+
+SITE_DOWN = gettext_noop("Сайт недоступен: %(reason)s")
 
 
 class CrawlAborted(Exception):
-    """The crawl cannot go on at all (bad address, site unreachable, robots.txt forbids it)."""
+    """The crawl cannot go on at all (bad address, site unreachable, robots.txt forbids it).
+    `text`: why, a stored text (assistant/texts.py) for the run's message."""
+
+    def __init__(self, text: Text) -> None:
+        super().__init__(russian(text))
+        self.text = text
 
 
 class Throttle:
@@ -94,7 +104,7 @@ class Crawl:
         self.requests = 0
         self.links_complete = True  # False once a page's links stay unknown (304, error)
         self.truncated = False
-        self.unreachable: list[str] = []
+        self.unreachable: list[Text] = []
         self.robots = Robots()
         self.site = ""
 
@@ -103,12 +113,15 @@ class Crawl:
         raw = self.source.url or self.run.bot.site_url
         url = normalize_url(raw) if raw else None
         if not url:
-            raise CrawlAborted(f"Неправильный адрес сайта: «{raw}». Нужен адрес вида https://shop.ru/")
+            raise CrawlAborted(stored(gettext_noop("Неправильный адрес сайта: «%(url)s». Нужен адрес вида https://shop.ru/"),
+                                      url=raw[:500]))
         return url
 
     def discover(self) -> None:
         if self.source.kind not in CRAWLABLE:
-            raise CrawlAborted(f"Источник «{self.source}» не сайт и не sitemap: его не обходят, а загружают.")
+            raise CrawlAborted(stored(
+                gettext_noop("Источник «%(source)s» не сайт и не sitemap: его не обходят, а загружают."),
+                source=str(self.source)))
         start = self.start_url()
         self.site = site_key(start)
         parts = urlsplit(start)
@@ -116,13 +129,13 @@ class Crawl:
         try:
             self.robots = robots_fetch(self.client, origin)
         except FetchError as exc:
-            raise CrawlAborted(f"Сайт недоступен: {exc.reason}") from exc
+            raise CrawlAborted(stored(SITE_DOWN, reason=exc.text)) from exc
         if self.robots.blocked:
             raise CrawlAborted(self.robots.blocked)
         self.throttle.delay = max(settings.CRAWL_DELAY, self.robots.crawl_delay())
         seeds = self.seed_urls(start, origin)
         if not any(self.robots.allows(url) for url in seeds):
-            raise CrawlAborted("robots.txt запрещает обход всего сайта (Disallow: /)")
+            raise CrawlAborted(stored(gettext_noop("robots.txt запрещает обход всего сайта (Disallow: /)")))
         self.enqueue(seeds)
 
     def seed_urls(self, start: str, origin: str) -> list[str]:
@@ -136,8 +149,8 @@ class Crawl:
             sitemap_urls = []
         found = sitemap_collect(self.client, sitemap_urls, accept=self.in_site, limit=self.limit)
         if is_sitemap and not found.urls:
-            details = "; ".join(found.problems) or "в нём нет ни одного адреса этого сайта"
-            raise CrawlAborted(f"В sitemap нет страниц для обхода: {details}")
+            details = found.problems or stored(gettext_noop("в нём нет ни одного адреса этого сайта"))
+            raise CrawlAborted(stored(gettext_noop("В sitemap нет страниц для обхода: %(details)s"), details=details))
         if found.problems and not guessed:
             self.links_complete = False  # a listed sitemap could not be read: its pages are unknown
         self.priorities = found.priorities
@@ -168,7 +181,7 @@ class Crawl:
         self.run.pages_total = self.run.pages_done
         self.run.save(update_fields=pages.RUN_COUNTERS)
         if not self.run.fetched and not self.run.unchanged and self.unreachable:
-            raise CrawlAborted(f"Сайт недоступен: {self.unreachable[0]}")
+            raise CrawlAborted(stored(SITE_DOWN, reason=self.unreachable[0]))
 
     def drain(self) -> None:
         pool = ThreadPoolExecutor(max_workers=max(1, settings.CRAWL_CONCURRENCY), thread_name_prefix="crawl")
@@ -249,7 +262,7 @@ class Crawl:
     def note_error(self, error: FetchError) -> None:
         self.links_unknown()
         if isinstance(error, (Unreachable, FetchTimeout)):
-            self.unreachable.append(error.reason)
+            self.unreachable.append(error.text)
 
     def record(self, url: str, outcome: pages.PageOutcome) -> None:
         """Count one finished URL on the run, save the counters, report progress."""
@@ -264,7 +277,7 @@ class Crawl:
             setattr(run, outcome.kind, getattr(run, outcome.kind) + 1)
             run.pages_done += 1
             if outcome.reason:
-                self.reasons[(outcome.kind, outcome.reason)] += 1
+                self.reasons[(outcome.kind, pages.reason_key(outcome.reason))] += 1
         self.update_total(0)
         run.save(update_fields=pages.RUN_COUNTERS)
         if self.progress:
@@ -300,11 +313,11 @@ def _limit(run: CrawlRun, max_pages: int | None) -> int:
     return max(1, max_pages if max_pages is not None else (run.source.max_pages or settings.CRAWL_MAX_PAGES))
 
 
-def _finish(run: CrawlRun, status: str, message: str = "") -> None:
+def _finish(run: CrawlRun, status: str, message: Text = "") -> None:
     run_finish(run=run, status=status, message=message)
 
 
-def _finish_failed(run: CrawlRun, message: str) -> None:
+def _finish_failed(run: CrawlRun, message: Text) -> None:
     """Mark the run failed even when the error was the database connection itself: a broken
     connection is dropped (outside a transaction) so the next query reconnects."""
     if not connection.in_atomic_block and not connection.is_usable():
@@ -345,7 +358,7 @@ def _hand_over(run: CrawlRun) -> None:
         _finish(run, CrawlRun.Status.DONE)
         return
     run.status = CrawlRun.Status.EMBEDDING
-    run.save(update_fields=["status", "message"])
+    run.save(update_fields=["status", "message", "message_stored"])
     run_counts_refresh(run=run, model_key=model_key)
     embedding_request(bot_id=run.bot_id)  # a pass that started before the last page may miss it
 
@@ -375,7 +388,8 @@ def crawl_source(
             crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress, embed_behind=embed_behind,
                           conditional=not resumed)
             crawl.execute()
-        run.message = "\n".join(filter(None, [RESUMED if resumed else "", pages.summary_reasons(crawl.reasons)]))
+        run.message, run.message_stored = stored_pair(
+            ([RESUMED] if resumed else []) + pages.summary_reasons(crawl.reasons), 5000)
         if embed_behind:
             _hand_over(run)
             return run
@@ -383,12 +397,12 @@ def crawl_source(
             _embed(run, progress)
         _finish(run, CrawlRun.Status.DONE)
     except CrawlAborted as exc:
-        _finish(run, CrawlRun.Status.FAILED, str(exc))
+        _finish(run, CrawlRun.Status.FAILED, exc.text)
     except Exception as exc:
         log.exception("crawl run %s failed", run.pk)
-        _finish_failed(run, f"Обход прерван из-за ошибки: {exc}")
+        _finish_failed(run, stored(gettext_noop("Обход прерван из-за ошибки: %(error)s"), error=str(exc)[:1000]))
     except BaseException:
-        _finish_failed(run, "Обход прерван.")
+        _finish_failed(run, stored(gettext_noop("Обход прерван.")))
         raise
     return run
 

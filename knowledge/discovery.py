@@ -17,10 +17,12 @@ from typing import Any
 
 import httpx
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from lxml import etree
 from protego import Protego
 
-from knowledge.http import FetchError, SafeClient, TooLarge, format_size
+from assistant.texts import Text, stored
+from knowledge.http import FetchError, SafeClient, TooLarge, size_text
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309 asks crawlers to read at least 500 KiB
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit for one uncompressed file
@@ -38,10 +40,11 @@ def robots_token() -> str:
 
 @dataclass
 class Robots:
-    """The parsed robots.txt of one site; `blocked` (a reason) means the whole site is off-limits."""
+    """The parsed robots.txt of one site; `blocked` (a reason, a stored text) means the whole site is
+    off-limits."""
 
     parser: Protego | None = None
-    blocked: str = ""
+    blocked: Text = ""
 
     def allows(self, url: str) -> bool:
         if self.blocked:
@@ -64,7 +67,9 @@ def robots_fetch(client: SafeClient, origin: str) -> Robots:
     except TooLarge:
         return Robots()
     if response.status >= 500:
-        return Robots(blocked=f"robots.txt отвечает HTTP {response.status} — сайт просит пока его не обходить")
+        return Robots(blocked=stored(
+            gettext_noop("robots.txt отвечает HTTP %(status)s — сайт просит пока его не обходить"),
+            status=response.status))
     if not 200 <= response.status < 300 or response.media_type == "text/html":
         return Robots()  # no robots.txt (an HTML answer is a catch-all page, not rules)
     return Robots(parser=Protego.parse(response.body.decode("utf-8", errors="replace")))
@@ -74,7 +79,7 @@ def robots_fetch(client: SafeClient, origin: str) -> Robots:
 class SitemapResult:
     urls: list[str] = field(default_factory=list)  # page URLs in document order, no repeats
     priorities: dict[str, float] = field(default_factory=dict)  # <priority> where a sitemap gives one
-    problems: list[str] = field(default_factory=list)  # one Russian line per sitemap that failed
+    problems: list[Text] = field(default_factory=list)  # one stored text per sitemap that failed
 
 
 def gunzip_limited(data: bytes, limit: int) -> bytes:
@@ -82,9 +87,9 @@ def gunzip_limited(data: bytes, limit: int) -> bytes:
     try:
         out = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, limit + 1)
     except zlib.error as exc:
-        raise FetchError("sitemap.xml.gz повреждён") from exc
+        raise FetchError(stored(gettext_noop("sitemap.xml.gz повреждён"))) from exc
     if len(out) > limit:
-        raise TooLarge(f"sitemap больше {format_size(limit)} после распаковки")
+        raise TooLarge(stored(gettext_noop("sitemap больше %(size)s после распаковки"), size=size_text(limit)))
     return out
 
 
@@ -124,13 +129,13 @@ def _note_priority(priorities: dict[str, float], url: str, element: Any) -> None
 def _only_sitemap_types(_status: int, headers: httpx.Headers) -> None:
     media = headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in SITEMAP_TYPES:
-        raise FetchError(f"не XML ({media})")
+        raise FetchError(stored(gettext_noop("не XML (%(media)s)"), media=media))
 
 
 def _sitemap_body(client: SafeClient, url: str) -> bytes:
     response = client.get(url, max_bytes=settings.CRAWL_MAX_PAGE_BYTES, check_headers=_only_sitemap_types)
     if response.status != 200:
-        raise FetchError(f"HTTP {response.status}")
+        raise FetchError(stored(gettext_noop("HTTP %(status)s"), status=response.status))
     body = response.body
     return gunzip_limited(body, SITEMAP_MAX_BYTES) if body.startswith(GZIP_MAGIC) else body
 
@@ -152,13 +157,14 @@ def sitemap_collect(
         try:
             kind, locs = sitemap_parse(_sitemap_body(client, url), result.priorities)
         except FetchError as exc:
-            result.problems.append(f"{url}: {exc.reason}")
+            result.problems.append(stored(gettext_noop("%(url)s: %(reason)s"), url=url, reason=exc.text))
             continue
         if kind == "sitemapindex":
             queue.extend(loc for loc in locs if accept(loc))
         elif kind == "urlset":
             pages.update((loc, None) for loc in locs if accept(loc))
         else:
-            result.problems.append(f"{url}: это не sitemap (нет <urlset> или <sitemapindex>)")
+            result.problems.append(
+                stored(gettext_noop("%(url)s: это не sitemap (нет <urlset> или <sitemapindex>)"), url=url))
     result.urls = list(pages)[:limit]
     return result

@@ -17,6 +17,8 @@ from itertools import groupby
 from pathlib import PurePosixPath, PureWindowsPath
 
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from knowledge.chunking import pack
 from knowledge.exceptions import (
@@ -30,11 +32,11 @@ from knowledge.exceptions import (
 )
 
 _OLD_FORMATS = {
-    ".doc": "Это старый формат Word: откройте файл и сохраните его как DOCX.",
-    ".rtf": "Откройте файл в Word и сохраните его как DOCX.",
-    ".odt": "Сохраните документ как DOCX (Файл → Сохранить как).",
-    ".xls": "Таблицу вопросов и ответов загружайте как CSV (импорт вопросов и ответов).",
-    ".xlsx": "Таблицу вопросов и ответов загружайте как CSV (импорт вопросов и ответов).",
+    ".doc": gettext_lazy("Это старый формат Word: откройте файл и сохраните его как DOCX."),
+    ".rtf": gettext_lazy("Откройте файл в Word и сохраните его как DOCX."),
+    ".odt": gettext_lazy("Сохраните документ как DOCX (Файл → Сохранить как)."),
+    ".xls": gettext_lazy("Таблицу вопросов и ответов загружайте как CSV (импорт вопросов и ответов)."),
+    ".xlsx": gettext_lazy("Таблицу вопросов и ответов загружайте как CSV (импорт вопросов и ответов)."),
 }
 
 
@@ -79,7 +81,7 @@ def extract_blocks(*, filename: str, data: bytes) -> list[Block]:
     suffix = PurePosixPath(filename.lower()).suffix
     reader = _READERS.get(suffix)
     if reader is None:
-        raise DocumentUnsupported(filename, _OLD_FORMATS.get(suffix, ""))
+        raise DocumentUnsupported(filename, str(_OLD_FORMATS.get(suffix, "")))
     if not data.strip():
         raise DocumentEmpty(filename)
     return _without_nul(reader(filename, data))
@@ -116,7 +118,7 @@ def decode_text(filename: str, data: bytes) -> str:
     if data.startswith(codecs.BOM_UTF8):
         return _strict(filename, data[len(codecs.BOM_UTF8) :], "utf-8")
     if b"\x00" in data:
-        raise DocumentUnsupported(filename, "Похоже, это не текстовый файл.")
+        raise DocumentUnsupported(filename, _("Похоже, это не текстовый файл."))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -10,7 +10,8 @@ so a DNS answer that changes between the check and the connect (rebinding) canno
 
 Every request has a total deadline, a body size limit enforced while streaming, and redirects
 are followed by hand (each hop re-checked) up to `settings.CRAWL_MAX_REDIRECTS`. Reasons in the
-exceptions are Russian and written for a shop owner: they end up on the Page row.
+exceptions are written for a shop owner and stored untranslated (assistant/texts.py): they end up on
+the Page row and are shown in the reader's language.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from urllib.parse import urljoin
 
 import httpx
 from django.conf import settings
+from django.utils.translation import gettext_noop
+
+from assistant.texts import Stored, Text, russian, shown, stored
 
 Resolver = Callable[[str, int], list[str]]
 HeadersCheck = Callable[[int, httpx.Headers], None]
@@ -36,11 +40,16 @@ NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 class FetchError(Exception):
-    """A request that produced no usable response. `reason` goes to Page.reason as is."""
+    """A request that produced no usable response. `text` (a stored text) goes to the Page row;
+    `reason` is it in the active language."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: Text) -> None:
+        super().__init__(russian(reason))
+        self.text = reason
+
+    @property
+    def reason(self) -> str:
+        return shown(self.text)
 
 
 class AddressRefused(FetchError):
@@ -120,16 +129,21 @@ def address_is_public(ip: IPAddress) -> bool:
     return ip.is_global and not any(flags)
 
 
-def _format_seconds(value: float) -> str:
-    return f"{value:g}".replace(".", ",")
+def size_text(size: int) -> Stored:
+    """A size for a stored text: "1,5 МБ" / "1.5 MB" when shown."""
+    if size >= 1024 * 1024:
+        return stored(gettext_noop("%(size)s МБ"), size=round(size / 1024 / 1024, 1))
+    if size >= 1024:
+        return stored(gettext_noop("%(size)s КБ"), size=round(size / 1024, 1))
+    return stored(gettext_noop("%(size)s байт"), size=size)
 
 
 def format_size(size: int) -> str:
-    if size >= 1024 * 1024:
-        return f"{_format_seconds(round(size / 1024 / 1024, 1))} МБ"
-    if size >= 1024:
-        return f"{_format_seconds(round(size / 1024, 1))} КБ"
-    return f"{size} байт"
+    return shown(size_text(size))
+
+
+def _timeout(seconds: float) -> Stored:
+    return stored(gettext_noop("таймаут %(seconds)s с"), seconds=float(seconds))
 
 
 def parse_web_url(url: str) -> httpx.URL:
@@ -137,9 +151,10 @@ def parse_web_url(url: str) -> httpx.URL:
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise AddressRefused(f"неправильный адрес: {url[:200]}") from exc
+        raise AddressRefused(stored(gettext_noop("неправильный адрес: %(url)s"), url=url[:200])) from exc
     if parsed.scheme not in {"http", "https"} or not parsed.host:
-        raise AddressRefused("адрес должен начинаться с http:// или https:// и содержать имя сайта")
+        raise AddressRefused(stored(
+            gettext_noop("адрес должен начинаться с http:// или https:// и содержать имя сайта")))
     return parsed
 
 
@@ -196,7 +211,8 @@ class SafeClient:
             if target is None or (follow is not None and not follow(target)):
                 return response
             current = target
-        raise TooManyRedirects(f"слишком много переадресаций (больше {self.max_redirects})")
+        raise TooManyRedirects(stored(gettext_noop("слишком много переадресаций (больше %(max)s)"),
+                                      max=self.max_redirects))
 
     def post(self, url: str, *, content: bytes, headers: dict[str, str] | None = None) -> Response:
         """POST `content` to `url` with the same address checks and deadline as `get`. Redirects
@@ -218,13 +234,14 @@ class SafeClient:
             try:
                 addresses = self.resolver(host, port)
             except (OSError, UnicodeError) as exc:
-                raise Unreachable(f"сайт {host} не найден (ошибка DNS)") from exc
+                raise Unreachable(stored(gettext_noop("сайт %(host)s не найден (ошибка DNS)"), host=host)) from exc
         if not addresses:
-            raise Unreachable(f"сайт {host} не найден (ошибка DNS)")
+            raise Unreachable(stored(gettext_noop("сайт %(host)s не найден (ошибка DNS)"), host=host))
         if not self.allow_private:
             for address in addresses:
                 if not self.address_allowed(ipaddress.ip_address(address.split("%")[0])):
-                    raise AddressRefused(f"адрес {address} во внутренней сети — такие адреса не обходим")
+                    raise AddressRefused(stored(gettext_noop(
+                        "адрес %(address)s во внутренней сети — такие адреса не обходим"), address=address))
         return addresses
 
     def address_allowed(self, ip: IPAddress) -> bool:
@@ -254,7 +271,7 @@ class SafeClient:
                                         max_bytes, check_headers, method=method, content=content)
             except httpx.ConnectError as exc:
                 last_error = exc
-        raise Unreachable(f"не удалось подключиться к {parsed.host}") from last_error
+        raise Unreachable(stored(gettext_noop("не удалось подключиться к %(host)s"), host=parsed.host)) from last_error
 
     def _request_at(
         self, url: httpx.URL, address: str, headers: dict[str, str], deadline: float, max_bytes: int,
@@ -262,7 +279,7 @@ class SafeClient:
     ) -> Response:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise FetchTimeout(f"таймаут {_format_seconds(self.timeout)} с")
+            raise FetchTimeout(_timeout(self.timeout))
         extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
         request = self._client_for(url.host).build_request(
             method, url.copy_with(host=address.split("%")[0]), headers=headers, content=content,
@@ -275,11 +292,11 @@ class SafeClient:
             finally:
                 response.close()
         except httpx.TimeoutException as exc:
-            raise FetchTimeout(f"таймаут {_format_seconds(self.timeout)} с") from exc
+            raise FetchTimeout(_timeout(self.timeout)) from exc
         except httpx.ConnectError:
             raise
         except httpx.HTTPError as exc:
-            raise FetchError(f"ошибка соединения: {type(exc).__name__}") from exc
+            raise FetchError(stored(gettext_noop("ошибка соединения: %(kind)s"), kind=type(exc).__name__)) from exc
         return Response(url=str(url), status=response.status_code, headers=response.headers, body=body)
 
     def _read(
@@ -299,14 +316,14 @@ class SafeClient:
             check_headers(response.status_code, response.headers)
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes:
-            raise TooLarge(f"страница больше {format_size(max_bytes)}")
+            raise TooLarge(stored(gettext_noop("страница больше %(size)s"), size=size_text(max_bytes)))
         chunks: list[bytes] = []
         size = 0
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > max_bytes:
-                raise TooLarge(f"страница больше {format_size(max_bytes)}")
+                raise TooLarge(stored(gettext_noop("страница больше %(size)s"), size=size_text(max_bytes)))
             if time.monotonic() > deadline:
-                raise FetchTimeout(f"таймаут {_format_seconds(self.timeout)} с")
+                raise FetchTimeout(_timeout(self.timeout))
             chunks.append(chunk)
         return b"".join(chunks)

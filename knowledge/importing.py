@@ -22,10 +22,11 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from assistant.bots.models import Bot
+from assistant.texts import Stored, stored, stored_pair
 from assistant.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
@@ -96,7 +97,7 @@ def document_import(*, bot: Bot, filename: str, data: bytes, url: str = "") -> I
             source.url = link
             source.save(update_fields=["url"])
         result = _replace_entries(bot=bot, source=source, drafts=drafts)
-        _record_run(result, message=f"Документ «{name}»")
+        _record_run(result, message=stored(gettext_noop("Документ «%(name)s»"), name=name))
     return result
 
 
@@ -157,7 +158,7 @@ def qa_import_csv(*, bot: Bot, data: bytes, filename: str = "CSV") -> ImportResu
             draft = _qa_draft(row.question, row.answer, row.weight, row.url)
             _entry, outcome = entry_upsert(bot=bot, source=result.source, draft=draft)
             result.count(outcome)
-        _record_run(result, message=f"Вопросы и ответы из «{name}»")
+        _record_run(result, message=stored(gettext_noop("Вопросы и ответы из «%(name)s»"), name=name))
     return result
 
 
@@ -213,7 +214,7 @@ def passages_load(*, bot: Bot, filename: str, data: bytes) -> ImportResult:
         _lock_bot(bot)
         source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.MANUAL, title=name[:300])
         result = _bulk_replace(bot=bot, source=source, drafts=drafts)
-        _record_run(result, message=f"Фрагменты из «{name}»")
+        _record_run(result, message=stored(gettext_noop("Фрагменты из «%(name)s»"), name=name))
     return result
 
 
@@ -332,14 +333,15 @@ def _passage_drafts(*, filename: str, data: bytes) -> list[EntryDraft]:
             continue
         draft = _passage_draft(raw, first=number == 1)
         if isinstance(draft, str):
-            problems.append(f"строка {number}: {draft}")
+            problems.append(_line(number, draft))
         elif draft.key in first_line:
-            problems.append(f"строка {number}: id «{draft.key}» уже был в строке {first_line[draft.key]}")
+            problems.append(_line(number, _("id «%(id)s» уже был в строке %(n)s") % {
+                "id": draft.key, "n": first_line[draft.key]}))
         else:
             first_line[draft.key] = number
             drafts.append(draft)
     if problems:
-        raise RowsInvalid(f"Файл «{filename}»", problems)
+        raise RowsInvalid(_file(filename), problems)
     if not drafts:
         raise DocumentEmpty(filename)
     return drafts
@@ -350,29 +352,29 @@ def _passage_draft(raw: bytes, *, first: bool) -> EntryDraft | str:
     try:
         item: Any = json.loads(raw.decode("utf-8-sig" if first else "utf-8"))
     except UnicodeDecodeError:
-        return "текст не в кодировке UTF-8"
+        return _("текст не в кодировке UTF-8")
     except json.JSONDecodeError as exc:
-        return f"неверный JSON (символ {exc.colno})"
+        return _("неверный JSON (символ %(n)s)") % {"n": exc.colno}
     if not isinstance(item, dict):
-        return 'ожидается объект {"id", "title", "text", "url"}'
+        return _("ожидается объект {\"id\", \"title\", \"text\", \"url\"}")
     for name in ("id", "text"):
         if name not in item:
-            return f"нет поля «{name}»"
+            return _("нет поля «%(name)s»") % {"name": name}
     if not isinstance(item["id"], str | int) or isinstance(item["id"], bool):
-        return "поле «id» должно быть строкой или числом"
+        return _("поле «id» должно быть строкой или числом")
     wrong = [name for name in _PASSAGE_FIELDS[1:] if not isinstance(item.get(name, ""), str)]
     if wrong:
-        return f"поле «{wrong[0]}» должно быть строкой"
+        return _("поле «%(name)s» должно быть строкой") % {"name": wrong[0]}
     key, text = str(item["id"]).strip(), item["text"].replace("\x00", " ").strip()
     if not key or not text:
-        return f"пустое поле «{'id' if not key else 'text'}»"
+        return _("пустое поле «%(name)s»") % {"name": "id" if not key else "text"}
     if len(key) > KEY_MAX:
-        return f"id длиннее {KEY_MAX} символов"
+        return _("id длиннее %(max)s символов") % {"max": KEY_MAX}
     url = item.get("url", "").strip()
     try:
         validate_link(url)
     except ValidationError as exc:
-        return f"поле «url»: {' '.join(exc.messages)}"
+        return _("поле «url»: %(error)s") % {"error": " ".join(exc.messages)}
     return EntryDraft(key=key, title=item.get("title", "").strip(), text=text, url=url)
 
 
@@ -461,13 +463,16 @@ def _lock_bot(bot: Bot) -> None:
     Bot.objects.select_for_update().filter(pk=bot.pk).exists()
 
 
-def _record_run(result: ImportResult, *, message: str) -> None:
-    """A finished run row, so the sources page shows imports beside crawls."""
+def _record_run(result: ImportResult, *, message: Stored) -> None:
+    """A finished run row, so the sources page shows imports beside crawls; its message stored
+    untranslated (assistant/texts.py)."""
     now = timezone.now()
+    text, message_stored = stored_pair(message, 5000)
     CrawlRun.objects.create(
         bot_id=result.source.bot_id, source=result.source, status=CrawlRun.Status.DONE, pages_total=1,
         pages_done=1, fetched=1, entries_created=result.created, entries_updated=result.updated,
-        entries_deactivated=result.deactivated, unchanged=result.unchanged, message=message, finished_at=now,
+        entries_deactivated=result.deactivated, unchanged=result.unchanged, message=text,
+        message_stored=message_stored, finished_at=now,
     )
     result.source.last_crawled_at = now
     result.source.save(update_fields=["last_crawled_at"])

@@ -15,6 +15,7 @@ from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 from assistant.bots.models import Bot
+from assistant.texts import shown
 from assistant.validators import WebAddressFields, validate_link, validate_web_url
 
 
@@ -75,6 +76,9 @@ class CrawlRun(models.Model):
     # Pages of this run whose every entry has a vector (knowledge/progress.py recounts it).
     pages_embedded = models.PositiveIntegerField(_("страниц с векторами"), default=0)
     message = models.TextField(_("сообщение"), blank=True)
+    # The same message untranslated (assistant/texts.py), shown in the reader's language; null on
+    # rows written before it, whose `message` is shown as it is.
+    message_stored = models.JSONField(_("сообщение для перевода"), null=True, blank=True, editable=False)
     started_at = models.DateTimeField(verbose_name=_("начат"), auto_now_add=True)
     finished_at = models.DateTimeField(verbose_name=_("закончен"), null=True, blank=True)
 
@@ -85,6 +89,11 @@ class CrawlRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} · {self.get_status_display()}"
+
+    @property
+    def message_shown(self) -> str:
+        """The message in the active language."""
+        return shown(self.message_stored) if self.message_stored else self.message
 
     @property
     def pages_indexed(self) -> int:
@@ -115,6 +124,7 @@ class Page(models.Model):
     title = models.CharField(_("заголовок"), max_length=500, blank=True)
     status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.OK)
     reason = models.CharField(_("причина"), max_length=500, blank=True)
+    reason_stored = models.JSONField(_("причина для перевода"), null=True, blank=True, editable=False)
     http_status = models.PositiveSmallIntegerField(verbose_name=_("код ответа HTTP"), null=True, blank=True)
     content_hash = models.CharField(verbose_name=_("хэш содержимого"), max_length=64, blank=True)
     etag = models.CharField(verbose_name=_("ETag"), max_length=300, blank=True)
@@ -131,6 +141,11 @@ class Page(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.url
+
+    @property
+    def reason_shown(self) -> str:
+        """Why the page is not in the knowledge, in the active language."""
+        return shown(self.reason_stored) if self.reason_stored else self.reason
 
 
 class Entry(WebAddressFields):

@@ -1,12 +1,14 @@
 """What one crawled URL does to the knowledge base: the Page row, its entries, and an outcome the
 crawler counts. Runs on the crawler's own thread (ORM), one transaction per page.
 
-Reasons are Russian and addressed to a shop owner; they are stored on Page.reason and tallied,
-identical reasons together, in the run's summary.
+Reasons are addressed to a shop owner and stored untranslated (assistant/texts.py) on the Page row
+(`reason_stored`, its Russian in `reason`) and tallied, identical reasons together, in the run's
+summary; both are shown in the reader's language.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +17,9 @@ from urllib.parse import urlsplit
 import httpx
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from assistant.texts import Stored, Text, stored, stored_pair
 from knowledge.chunking import page_drafts
 from knowledge.extract import html_extract
 from knowledge.http import FetchError, FetchTimeout, Response, TooLarge, Unreachable
@@ -27,10 +31,10 @@ RUN_COUNTERS = ["pages_total", "pages_done", "fetched", "unchanged", "skipped", 
                 "entries_created", "entries_updated", "entries_deactivated"]
 GONE_STATUSES = {404, 410}
 KEEP_ENTRIES_ON = (FetchTimeout, Unreachable)  # temporary trouble: what the page said still holds
-ROBOTS_DENIED = "запрещено robots.txt"
-NOINDEX = "страница закрыта от индексации (noindex)"
-NO_TEXT = "на странице не найден текст"
-UNLINKED = "страница больше не встречается на сайте: на неё нет ссылок и её нет в sitemap"
+ROBOTS_DENIED: Stored = stored(gettext_noop("запрещено robots.txt"))
+NOINDEX: Stored = stored(gettext_noop("страница закрыта от индексации (noindex)"))
+NO_TEXT: Stored = stored(gettext_noop("на странице не найден текст"))
+UNLINKED: Stored = stored(gettext_noop("страница больше не встречается на сайте: на неё нет ссылок и её нет в sitemap"))
 
 
 class NotHtml(FetchError):
@@ -42,7 +46,7 @@ class PageOutcome:
     """kind: fetched | unchanged | skipped | failed, or "" for a redirect (counted at its target)."""
 
     kind: str
-    reason: str = ""
+    reason: Text = ""
     page: Page | None = None
     links: list[str] | None = field(default=None)  # None: this answer told nothing about links
     counts: dict[str, int] = field(default_factory=dict)
@@ -52,7 +56,7 @@ def only_html(_status: int, headers: httpx.Headers) -> None:
     """Refuse a page body that is not HTML before reading it (a 5 MB PNG stays on the server)."""
     media = headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in HTML_TYPES:
-        raise NotHtml(f"не HTML ({media})")
+        raise NotHtml(stored(gettext_noop("не HTML (%(media)s)"), media=media))
 
 
 def conditional_headers(page: Page | None, *, source: Source) -> dict[str, str]:
@@ -70,6 +74,8 @@ def conditional_headers(page: Page | None, *, source: Source) -> dict[str, str]:
 
 def _save(page: Page | None, *, source: Source, url: str, **fields: Any) -> Page:
     fields.setdefault("fetched_at", timezone.now())
+    if "reason" in fields:
+        fields["reason"], fields["reason_stored"] = stored_pair(fields["reason"], 500)
     if page is None:
         return Page.objects.create(bot_id=source.bot_id, source=source, url=url, **fields)
     for name, value in fields.items():
@@ -79,10 +85,10 @@ def _save(page: Page | None, *, source: Source, url: str, **fields: Any) -> Page
 
 
 @transaction.atomic
-def _withdraw(page: Page | None, *, source: Source, url: str, status: str, reason: str,
+def _withdraw(page: Page | None, *, source: Source, url: str, status: str, reason: Text,
               http_status: int | None = None) -> PageOutcome:
     """The page is not (or no longer) knowledge: record why and switch its chunks off."""
-    page = _save(page, source=source, url=url, status=status, reason=reason[:500], active=False,
+    page = _save(page, source=source, url=url, status=status, reason=reason, active=False,
                  http_status=http_status, content_hash="", etag="", last_modified="")
     counts = entries_replace_for_page(page=page, drafts=[])
     kind = "skipped" if status == Page.Status.SKIPPED else "failed"
@@ -94,7 +100,8 @@ def foreign(page: Page | None, *, source: Source) -> PageOutcome | None:
     never gets two sets of entries."""
     if page is None or page.source_id == source.pk:
         return None
-    return PageOutcome("skipped", f"уже в знаниях из источника «{page.source}»")
+    return PageOutcome("skipped", stored(gettext_noop("уже в знаниях из источника «%(source)s»"),
+                                         source=str(page.source)))
 
 
 def robots_denied(*, page: Page | None, source: Source, url: str) -> PageOutcome:
@@ -107,9 +114,9 @@ def fetch_failed(*, page: Page | None, source: Source, url: str, error: FetchErr
         return outcome
     status = Page.Status.SKIPPED if isinstance(error, (TooLarge, NotHtml)) else Page.Status.FAILED
     if page is not None and page.active and isinstance(error, KEEP_ENTRIES_ON):
-        page = _save(page, source=source, url=url, status=status, reason=error.reason[:500])
-        return PageOutcome("failed", error.reason, page)
-    return _withdraw(page, source=source, url=url, status=status, reason=error.reason)
+        page = _save(page, source=source, url=url, status=status, reason=error.text)
+        return PageOutcome("failed", error.text, page)
+    return _withdraw(page, source=source, url=url, status=status, reason=error.text)
 
 
 def redirected(*, page: Page | None, source: Source, url: str, target: str, same_site: bool) -> PageOutcome:
@@ -121,12 +128,12 @@ def redirected(*, page: Page | None, source: Source, url: str, target: str, same
         return PageOutcome("")
     if same_site:
         outcome = _withdraw(page, source=source, url=url, status=Page.Status.SKIPPED,
-                            reason=f"переадресация на {target}"[:500])
+                            reason=stored(gettext_noop("переадресация на %(target)s"), target=target[:450]))
         outcome.kind = ""
         return outcome
     host = urlsplit(target).netloc
     return _withdraw(page, source=source, url=url, status=Page.Status.SKIPPED,
-                     reason=f"переадресация на другой сайт ({host})")
+                     reason=stored(gettext_noop("переадресация на другой сайт (%(host)s)"), host=host[:400]))
 
 
 def page_retire(*, page: Page) -> int:
@@ -147,11 +154,11 @@ def _not_ok(page: Page | None, *, source: Source, url: str, response: Response) 
         _save(page, source=source, url=url, http_status=304)
         return PageOutcome("unchanged", page=page)
     if response.status in GONE_STATUSES and page is not None and page.active:
-        reason = f"HTTP {response.status} — страницы больше нет"
+        reason: Stored = stored(gettext_noop("HTTP %(status)s — страницы больше нет"), status=response.status)
         deactivated = page_deactivate(page=page, reason=reason)
         _save(page, source=source, url=url, http_status=response.status)
         return PageOutcome("failed", reason, page, counts={"deactivated": deactivated})
-    reason = f"HTTP {response.status}"
+    reason = stored(gettext_noop("HTTP %(status)s"), status=response.status)
     if page is not None and page.active and response.status >= 500:
         page = _save(page, source=source, url=url, status=Page.Status.FAILED, reason=reason,
                      http_status=response.status)
@@ -186,12 +193,29 @@ def page_store(*, page: Page | None, source: Source, url: str, response: Respons
     return PageOutcome("fetched", page=page, links=links, counts=counts)
 
 
-def summary_reasons(reasons: Counter[tuple[str, str]]) -> str:
-    """The run's message: skipped and failed URLs grouped by reason, most frequent first."""
-    lines = []
-    for kind, heading in (("skipped", "Пропущено"), ("failed", "С ошибкой")):
-        items = [(reason, n) for (k, reason), n in reasons.most_common() if k == kind]
+def reason_key(reason: Text) -> str:
+    """A reason as a Counter key (stored texts are dicts): the same reason, the same key."""
+    return reason if isinstance(reason, str) else json.dumps(reason, sort_keys=True, ensure_ascii=False)
+
+
+def summary_reasons(reasons: Counter[tuple[str, str]]) -> list[Stored]:
+    """The run's message, one stored text per line: skipped and failed URLs grouped by reason (keys
+    from `reason_key`), most frequent first."""
+    lines: list[Stored] = []
+    headings = (("skipped", stored(gettext_noop("Пропущено:"))), ("failed", stored(gettext_noop("С ошибкой:"))))
+    for kind, heading in headings:
+        items = [(key, n) for (k, key), n in reasons.most_common() if k == kind]
         if items:
-            lines.append(f"{heading}:")
-            lines.extend(f"  {reason} — {n}" for reason, n in items)
-    return "\n".join(lines)
+            lines.append(heading)
+            lines.extend(stored(gettext_noop("  %(reason)s — %(n)s"), reason=_from_key(key), n=n) for key, n in items)
+    return lines
+
+
+def _from_key(key: str) -> Text:
+    if key.startswith("{"):
+        try:
+            value = json.loads(key)
+        except ValueError:
+            return key
+        return value if isinstance(value, dict) else key
+    return key

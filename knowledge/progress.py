@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from assistant.texts import Text, stored_pair
 from knowledge.models import CrawlRun, Entry, Page, Source
 
 LIVE = (CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
@@ -53,8 +54,10 @@ def live_runs_refresh(*, bot_id: int, model_key: str, finish: bool = False) -> l
     return runs
 
 
-def run_finish(*, run: CrawlRun, status: str, message: str = "") -> None:
+def run_finish(*, run: CrawlRun, status: str, message: Text = "") -> None:
+    """`message` (a stored text, assistant/texts.py) replaces the run's; empty keeps it."""
     run.status, run.finished_at = status, timezone.now()
-    run.message = message[:5000] if message else run.message
-    run.save(update_fields=["status", "finished_at", "message"])
+    if message:
+        run.message, run.message_stored = stored_pair(message, 5000)
+    run.save(update_fields=["status", "finished_at", "message", "message_stored"])
     Source.objects.filter(pk=run.source_id).update(last_crawled_at=run.finished_at)

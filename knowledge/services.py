@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
+from assistant.texts import Text, stored_pair
 from assistant.validators import validate_link, validate_web_url
 from knowledge.models import CrawlRun, Entry, Page, Source
 
@@ -106,11 +107,13 @@ def entries_replace_for_page(*, page: Page, drafts: list[EntryDraft]) -> dict[st
     return counts
 
 
-def page_deactivate(*, page: Page, reason: str) -> int:
-    """A page that disappeared from the site: mark it gone and switch its entries off."""
+def page_deactivate(*, page: Page, reason: Text) -> int:
+    """A page that disappeared from the site: mark it gone and switch its entries off. `reason`: a
+    stored text (assistant/texts.py), kept untranslated beside its Russian."""
     with transaction.atomic():
-        page.status, page.active, page.reason = Page.Status.GONE, False, reason[:500]
-        page.save(update_fields=["status", "active", "reason"])
+        page.status, page.active = Page.Status.GONE, False
+        page.reason, page.reason_stored = stored_pair(reason, 500)
+        page.save(update_fields=["status", "active", "reason", "reason_stored"])
         return entries_deactivate(entries=Entry.objects.filter(page=page, active=True))
 
 
@@ -155,7 +158,7 @@ def source_schedule(*, source: Source, recrawl_hours: int | None) -> Source:
     from knowledge.exceptions import SourceInvalid
 
     if recrawl_hours is not None and not 1 <= recrawl_hours <= 24 * 365:
-        raise SourceInvalid("Обновлять можно не чаще раза в час и не реже раза в год (от 1 до 8760 часов).")
+        raise SourceInvalid(_("Обновлять можно не чаще раза в час и не реже раза в год (от 1 до 8760 часов)."))
     source.recrawl_hours = recrawl_hours
     source.save(update_fields=["recrawl_hours"])
     return source

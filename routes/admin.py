@@ -58,6 +58,12 @@ class RouteRunAdmin(ReadOnly):
     list_filter = ["bot", "route", "status", "manual"]
     list_select_related = ["bot", "review"]
     change_list_template = "admin/routes/routerun/change_list.html"
+    exclude = ["publish_error"]
+    readonly_fields = ["shown_publish_error"]
+
+    @admin.display(description=gettext_lazy("ошибка публикации"))
+    def shown_publish_error(self, run: RouteRun) -> str:
+        return run.publish_error_shown
 
     @admin.display(description=gettext_lazy("отзыв"))
     def review_author(self, run: RouteRun) -> str:

@@ -11,20 +11,23 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from assistant.llm.models import RunEvent
 from assistant.llm.selectors import run_events
+from assistant.texts import shown
 
+# Codes are what the journal stores; their words are translated when the timeline shows them.
 REASONS: dict[str, str] = {
-    "judge_unavailable": "проверка не выполнялась: модель-оценщик недоступна",
-    "budget_repairs": "бюджет ремонтов исчерпан",
-    "budget_time": "время шага исчерпано",
-    "below_threshold": "оценка ниже порога",
-    "approve": "одобрен контролёром",
-    "edit": "исправлен и одобрен контролёром",
-    "reject": "отклонён контролёром",
-    "auto_pass": "одобрен правилом автопропуска",
-    "not_approved": "публикация отказана: ответ никто не одобрил",
+    "judge_unavailable": gettext_noop("проверка не выполнялась: модель-оценщик недоступна"),
+    "budget_repairs": gettext_noop("бюджет ремонтов исчерпан"),
+    "budget_time": gettext_noop("время шага исчерпано"),
+    "below_threshold": gettext_noop("оценка ниже порога"),
+    "approve": gettext_noop("одобрен контролёром"),
+    "edit": gettext_noop("исправлен и одобрен контролёром"),
+    "reject": gettext_noop("отклонён контролёром"),
+    "auto_pass": gettext_noop("одобрен правилом автопропуска"),
+    "not_approved": gettext_noop("публикация отказана: ответ никто не одобрил"),
 }
 
 
@@ -59,7 +62,11 @@ def journal_row(event: RunEvent) -> dict[str, Any]:
 
 
 def reason_text(event: RunEvent) -> str:
-    """The reason in words, for the timeline page."""
+    """The reason in words, for the timeline page: a code's words, or the stored text (assistant/texts.py)
+    a publish attempt left, in the active language."""
+    said = (event.detail or {}).get("reason_stored")
+    if said:
+        return shown(said)
     code = _reason(event)
     head = code.split(":", 1)[0]
     return _(REASONS[head]) if head in REASONS else code

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.models import Bot, new_webhook_secret
+from assistant.texts import shown
 
 
 class ReviewReplySettings(models.Model):
@@ -114,6 +115,9 @@ class RouteRun(models.Model):
     publish_attempts = models.PositiveSmallIntegerField(_("попыток публикации"), default=0)
     publish_status = models.PositiveSmallIntegerField(_("ответ при публикации"), null=True, blank=True)
     publish_error = models.CharField(_("ошибка публикации"), max_length=500, blank=True)
+    # The same error untranslated (assistant/texts.py); null on runs published before it.
+    publish_error_stored = models.JSONField(_("ошибка публикации для перевода"), null=True, blank=True,
+                                            editable=False)
     published_at = models.DateTimeField(_("опубликован"), null=True, blank=True)
     started_at = models.DateTimeField(_("начат"), default=timezone.now)
     finished_at = models.DateTimeField(_("закончен"), null=True, blank=True)
@@ -126,6 +130,10 @@ class RouteRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.route} #{self.pk} ({self.status})"
+
+    @property
+    def publish_error_shown(self) -> str:
+        return shown(self.publish_error_stored) if self.publish_error_stored else self.publish_error
 
     @property
     def text(self) -> str:

@@ -16,10 +16,12 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from assistant.chat.webhooks import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from assistant.llm import journal
 from assistant.llm.models import RunEvent
+from assistant.texts import Text, stored, stored_pair
 from knowledge.http import AddressRefused, FetchError, SafeClient
 from routes.approval import publish_allowed
 from routes.models import ReviewReplySettings, RouteRun
@@ -71,13 +73,13 @@ def reply_publish_attempt(*, run_id: int, final: bool) -> bool:
         retryable = _send(run, url, body)
         if run.status != RouteRun.Status.PUBLISHED:
             run.status = RouteRun.Status.APPROVED if retryable and not final else RouteRun.Status.PUBLISH_FAILED
-        run.save(update_fields=["publish_attempts", "publish_status", "publish_error", "status", "published_at",
-                                "finished_at"])
+        run.save(update_fields=["publish_attempts", "publish_status", "publish_error", "publish_error_stored",
+                                "status", "published_at", "finished_at"])
         journal.run_event_record(
             bot_id=run.bot_id, kind=RunEvent.Kind.PUBLISH, ok=run.status == RouteRun.Status.PUBLISHED,
             route=run.route, purpose="publish", run_id=run.pk,
             detail={"step": "publish", "status": run.publish_status, "attempt": run.publish_attempts,
-                    "reason": run.publish_error[:100]},
+                    "reason": run.publish_error[:100], "reason_stored": run.publish_error_stored},
         )
     if run.status == RouteRun.Status.APPROVED:
         raise PublishRetry(run.publish_error)
@@ -88,7 +90,7 @@ def _send(run: RouteRun, url: str, body: bytes) -> bool:
     """Posts `body`; records the answer on `run`; returns whether a later attempt may help."""
     run.publish_attempts += 1
     if not url:
-        run.publish_error = "адрес публикации не задан"
+        _failed(run, stored(gettext_noop("адрес публикации не задан")))
         return False
     headers = {
         "Content-Type": "application/json", SIGNATURE_HEADER: sign(run.bot.webhook_secret, body),
@@ -98,14 +100,19 @@ def _send(run: RouteRun, url: str, body: bytes) -> bool:
         with SafeClient(timeout=settings.WEBHOOK_TIMEOUT) as client:
             response = client.post(url, content=body, headers=headers)
     except AddressRefused as exc:
-        run.publish_error = exc.reason[:500]
+        _failed(run, exc.text)
         return False
     except FetchError as exc:
-        run.publish_error = exc.reason[:500]
+        _failed(run, exc.text)
         return True
-    run.publish_status, run.publish_error = response.status, ""
+    run.publish_status, run.publish_error, run.publish_error_stored = response.status, "", None
     if 200 <= response.status < 300:
         run.status, run.published_at, run.finished_at = RouteRun.Status.PUBLISHED, timezone.now(), timezone.now()
         return False
-    run.publish_error = f"ответ {response.status}"
+    _failed(run, stored(gettext_noop("ответ %(status)s"), status=response.status))
     return response.status >= 500 or response.status in (408, 429)
+
+
+def _failed(run: RouteRun, error: Text) -> None:
+    """Why the attempt failed: the Russian in `publish_error`, the stored text beside it."""
+    run.publish_error, run.publish_error_stored = stored_pair(error, 500)

@@ -173,3 +173,14 @@ def _fresh_rate_limits(settings: Any) -> Iterator[None]:
                 client.delete(*keys)
     finally:
         client.close()
+
+
+@pytest.fixture(autouse=True)
+def _language_back_to_the_installation_s(settings: Any) -> Iterator[None]:
+    """A request in English leaves English active in this thread (LocaleMiddleware activates the
+    request's language and nothing deactivates it): every test ends back in the installation's
+    language, so the next one (a command's output, a stored text read back) starts in Russian."""
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)

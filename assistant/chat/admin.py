@@ -32,7 +32,8 @@ _LEAD_FIELDS: tuple[str, ...] = (
     "consent_policy_url", "consented_at", "created_at",
 )
 _DELIVERY_FIELDS: tuple[str, ...] = (
-    "bot", "event", "url", "payload", "status", "attempts", "response_status", "error", "created_at", "delivered_at",
+    "bot", "event", "url", "payload", "status", "attempts", "response_status", "shown_error", "created_at",
+    "delivered_at",
 )
 
 
@@ -151,10 +152,15 @@ class LeadAdmin(BotScopedAdmin):
 class WebhookDeliveryAdmin(BotScopedAdmin):
     """The log of webhook deliveries: what was sent where, how it went."""
 
-    list_display = ["created_at", "event", "bot", "status", "attempts", "response_status", "error"]
+    list_display = ["created_at", "event", "bot", "status", "attempts", "response_status", "shown_error"]
     list_filter = ["status", "event"]
     list_select_related = ["bot"]
     readonly_fields = fields = _DELIVERY_FIELDS
+
+    @admin.display(description=_("ошибка"))
+    def shown_error(self, delivery: WebhookDelivery) -> str:
+        """In the reader's language (a stored text, assistant/texts.py)."""
+        return delivery.error_shown
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -18,6 +18,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.models import Bot
+from assistant.texts import shown
 
 VISITOR_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 visitor_id_validator = RegexValidator(
@@ -209,6 +210,8 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveSmallIntegerField(_("попыток"), default=0)
     response_status = models.PositiveSmallIntegerField(_("код ответа"), null=True, blank=True)
     error = models.CharField(_("ошибка"), max_length=500, blank=True)
+    # The same error untranslated (assistant/texts.py); null on deliveries written before it.
+    error_stored = models.JSONField(_("ошибка для перевода"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(_("создано"), auto_now_add=True)
     delivered_at = models.DateTimeField(_("доставлено в"), null=True, blank=True)
 
@@ -220,3 +223,7 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} → {self.url} ({self.status})"
+
+    @property
+    def error_shown(self) -> str:
+        return shown(self.error_stored) if self.error_stored else self.error

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from django.utils import dateformat, translation
+from django.utils.translation import gettext_noop
 
 from assistant.behavior import hours
 from assistant.bots.models import Bot
@@ -30,9 +31,11 @@ from assistant.chat.exceptions import RateLimited
 from assistant.commerce import endpoint as order_http
 from assistant.commerce import numbers, selectors, services
 from assistant.commerce.models import DEFAULT_NUMBER_PATTERN, OrderEndpoint, OrderLookup
+from assistant.texts import Text, stored
 
 AWAIT_NUMBER: Final = "order_number"
 AWAIT_FACTOR: Final = "order_factor"
+NO_FACTOR: Final = gettext_noop("в ответе нет телефона и e-mail для проверки")
 Result = OrderLookup.Result
 
 
@@ -97,7 +100,7 @@ def order_answer(
     if long_token is not None:
         services.order_lookup_record(bot=bot, number=long_token, result=Result.BAD_NUMBER,
                                      visitor_id=caller.visitor_id, ip=caller.ip, conversation_id=conversation_id,
-                                     reason=f"номер из {len(long_token)} знаков")
+                                     reason=stored(gettext_noop("номер из %(n)s знаков"), n=len(long_token)))
         return _with_person(bot, replies.say(bot, "order_bad_number", language=language), language, "bad_number")
     return OrderAnswer(replies.say(bot, "order", language=language),
                        meta={"order_result": "number_asked", "awaiting": AWAIT_NUMBER, "order_language": language})
@@ -116,7 +119,8 @@ class _Call:
         try:
             ratelimit.check("order", bot_id=bot.pk, visitor_id=self.caller.visitor_id or "-", ip=self.caller.ip)
         except RateLimited as exc:
-            self.log(number, Result.LIMITED, reason=f"лимит, ждать {exc.retry_after} с")
+            self.log(number, Result.LIMITED, reason=stored(gettext_noop("лимит, ждать %(seconds)s с"),
+                                                             seconds=exc.retry_after))
             text = replies.say(bot, "order_limited", language=language, seconds=str(exc.retry_after))
             return _with_person(bot, text, language, Result.LIMITED)
         fetched = order_http.order_fetch(endpoint=self.endpoint, number=number)
@@ -127,7 +131,7 @@ class _Call:
         order = fetched.order
         if factor is not None and order is not None:
             if not (order.phone or order.email):
-                self.log(number, Result.UNAVAILABLE, fetched, reason="в ответе нет телефона и e-mail для проверки")
+                self.log(number, Result.UNAVAILABLE, fetched, reason=stored(NO_FACTOR))
                 return _with_person(bot, replies.say(bot, "order_unavailable", language=language), language,
                                     Result.UNAVAILABLE)
             if not numbers.factor_matches(factor, phone=order.phone, email=order.email):
@@ -144,7 +148,7 @@ class _Call:
         return _with_person(self.bot, replies.say(self.bot, key, language=self.language, number=number),
                             self.language, Result.NOT_FOUND)
 
-    def log(self, number: str, result: str, fetched: order_http.Fetched | None = None, *, reason: str = "") -> None:
+    def log(self, number: str, result: str, fetched: order_http.Fetched | None = None, *, reason: Text = "") -> None:
         services.order_lookup_record(
             bot=self.bot, number=number, result=result, visitor_id=self.caller.visitor_id, ip=self.caller.ip,
             conversation_id=self.conversation_id, fetched=fetched, reason=reason,

@@ -24,10 +24,12 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from assistant.bots.models import Bot
 from assistant.chat import frames
 from assistant.chat.models import Conversation, Lead, WebhookDelivery
+from assistant.texts import stored, stored_pair
 from knowledge.http import AddressRefused, FetchError, SafeClient
 
 logger = logging.getLogger("spravka.chat")
@@ -96,19 +98,21 @@ def webhook_attempt(*, delivery_id: int, final: bool) -> bool:
     try:
         with SafeClient(timeout=settings.WEBHOOK_TIMEOUT) as client:
             response = client.post(delivery.url, content=body, headers=headers)
-        delivery.response_status, delivery.error = response.status, ""
+        delivery.response_status, delivery.error, delivery.error_stored = response.status, "", None
         if 200 <= response.status < 300:
             delivery.status, delivery.delivered_at = WebhookDelivery.Status.DELIVERED, timezone.now()
         else:
-            delivery.error = f"ответ {response.status}"
+            delivery.error, delivery.error_stored = stored_pair(
+                stored(gettext_noop("ответ %(status)s"), status=response.status), 500)
             retryable = response.status >= 500 or response.status in (408, 429)
     except AddressRefused as exc:  # a private address stays private: trying again cannot help
-        delivery.error = exc.reason[:500]
+        delivery.error, delivery.error_stored = stored_pair(exc.text, 500)
     except FetchError as exc:
-        delivery.error, retryable = exc.reason[:500], True
+        delivery.error, delivery.error_stored = stored_pair(exc.text, 500)
+        retryable = True
     if delivery.status != WebhookDelivery.Status.DELIVERED:
         delivery.status = WebhookDelivery.Status.PENDING if retryable and not final else WebhookDelivery.Status.FAILED
-    delivery.save(update_fields=["attempts", "response_status", "error", "status", "delivered_at"])
+    delivery.save(update_fields=["attempts", "response_status", "error", "error_stored", "status", "delivered_at"])
     if delivery.status == WebhookDelivery.Status.PENDING:
         raise DeliveryFailed(delivery.error)
     if delivery.status == WebhookDelivery.Status.FAILED:

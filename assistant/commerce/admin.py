@@ -126,8 +126,8 @@ def _shown(number: str, fetched: Fetched) -> dict[str, Any]:
     order = fetched.order
     shown: dict[str, Any] = {
         "number": number or "—", "outcome": fetched.outcome, "outcome_label": _OUTCOMES[fetched.outcome],
-        "reason": fetched.reason, "http_status": fetched.http_status, "duration_ms": round(fetched.duration_ms),
-        "attempts": fetched.attempts,
+        "reason": fetched.reason, "http_status": fetched.http_status,
+        "duration_ms": round(fetched.duration_ms), "attempts": fetched.attempts,
     }
     if order is not None:
         shown |= {
@@ -141,11 +141,18 @@ def _shown(number: str, fetched: Fetched) -> dict[str, Any]:
 
 @admin.register(OrderLookup)
 class OrderLookupAdmin(BotScopedAdmin):
-    list_display = ("created_at", "bot", "number", "result", "visitor_id", "ip", "http_status", "duration_ms", "reason")
+    list_display = ("created_at", "bot", "number", "result", "visitor_id", "ip", "http_status", "duration_ms",
+                    "shown_reason")
     list_select_related = ("bot",)
     list_filter = ("result", "bot")
     search_fields = ("number", "visitor_id")
     date_hierarchy = "created_at"
+    exclude = ("reason",)
+    readonly_fields = ("shown_reason",)
+
+    @admin.display(description=gettext_lazy("причина"))
+    def shown_reason(self, obj: OrderLookup) -> str:
+        return obj.reason_shown
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -179,11 +186,21 @@ class CatalogUploadForm(forms.Form):
 class CatalogImportAdmin(BotScopedAdmin):
     change_list_template = "admin/commerce/catalogimport/change_list.html"
     list_display = ("created_at", "bot", "source", "status", "added", "changed", "removed", "skipped", "scheduled",
-                    "message")
+                    "shown_message")
     list_select_related = ("bot", "source")
     list_filter = ("status", "bot")
-    readonly_fields = ("bot", "source", "status", "added", "changed", "removed", "skipped", "scheduled", "message",
-                       "problems", "duration_ms", "created_at")
+    # Stored texts (assistant/texts.py) in the reader's language, not their JSON.
+    readonly_fields = ("bot", "source", "status", "added", "changed", "removed", "skipped", "scheduled",
+                       "shown_message", "shown_problems", "duration_ms", "created_at")
+    fields = readonly_fields
+
+    @admin.display(description=gettext_lazy("сообщение"))
+    def shown_message(self, obj: CatalogImport) -> str:
+        return obj.message_shown
+
+    @admin.display(description=gettext_lazy("замечания"))
+    def shown_problems(self, obj: CatalogImport) -> str:
+        return "\n".join(obj.problems_shown) or "—"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -228,7 +245,7 @@ class CatalogImportAdmin(BotScopedAdmin):
                     ) % {"a": run.added, "c": run.changed, "r": run.removed, "s": run.skipped})
                 else:
                     messages.error(request, _("Каталог не загружен: %(why)s. Загруженные раньше товары не изменились.")
-                                   % {"why": run.message})
+                                   % {"why": run.message_shown})
                 return HttpResponseRedirect(reverse("admin:commerce_catalogimport_changelist"))
         context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
                    "title": _("Загрузить каталог")}

@@ -4,7 +4,7 @@ or its file name for an upload), its offers replaced in one transaction.
 What must stay true:
 - A feed that cannot be read (not XML, not CSV, too large, entity declarations, no usable offer)
   changes nothing: the offers stored before stay as they were, and the import is recorded as
-  failed with the reason in words.
+  failed with the reason in words (a stored text, assistant/texts.py: shown in the reader's language).
 - Offers are matched by their feed id: added, changed (by content hash) and removed counts are
   exact; an unchanged offer is not written.
 - The feed is read through the SSRF-safe client (knowledge/http.py) and never past
@@ -23,11 +23,13 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery
 from django.db.models.functions import Now
+from django.utils.translation import gettext_noop
 
 from assistant.bots.models import Bot
 from assistant.commerce import feeds, products
 from assistant.commerce.embedding import offers_embedding_request
 from assistant.commerce.models import CatalogImport, CatalogOffer
+from assistant.texts import Stored, Text, stored, stored_pair
 from knowledge import http
 from knowledge.exceptions import SourceInvalid
 from knowledge.models import Source
@@ -46,16 +48,17 @@ def catalog_import_bytes(*, bot: Bot, data: bytes, name: str, url: str = "", sch
     started = time.perf_counter()
     source = _source(bot, url=url, name=name)
     if len(data) > settings.CATALOG_MAX_BYTES:
-        return _failed(bot, source, started, f"фид больше {http.format_size(settings.CATALOG_MAX_BYTES)}", scheduled)
+        return _failed(bot, source, started, _too_large(), scheduled)
     try:
         parsed = feeds.parse_feed(data, name=name or url)
     except feeds.FeedError as exc:
-        return _failed(bot, source, started, str(exc), scheduled)
+        return _failed(bot, source, started, exc.text, scheduled)
     added, changed, removed = _store(bot, source, parsed.offers)
+    message, message_stored = stored_pair(stored(gettext_noop("товаров в фиде: %(n)s"), n=len(parsed.offers)), 500)
     run = CatalogImport.objects.create(
         bot=bot, source=source, status=CatalogImport.Status.DONE, added=added, changed=changed, removed=removed,
         skipped=parsed.skipped, problems=parsed.problems, duration_ms=_ms(started), scheduled=scheduled,
-        message=f"товаров в фиде: {len(parsed.offers)}",
+        message=message, message_stored=message_stored,
     )
     return Imported(run, source)
 
@@ -65,14 +68,15 @@ def catalog_import_url(*, bot: Bot, url: str, scheduled: bool = False) -> Import
     try:
         source = _source(bot, url=url, name="")
     except Exception as exc:  # an address the source row refuses: said, nothing stored
-        raise feeds.FeedError(f"адрес фида не подходит: {exc}") from exc
+        raise feeds.FeedError(stored(gettext_noop("адрес фида не подходит: %(error)s"), error=_said(exc))) from exc
     try:
         with http.SafeClient(max_bytes=settings.CATALOG_MAX_BYTES) as client:
             response = client.get(url)
     except http.FetchError as exc:
-        return _failed(bot, source, started, exc.reason, scheduled)
+        return _failed(bot, source, started, exc.text, scheduled)
     if response.status != 200:
-        return _failed(bot, source, started, f"сервер ответил {response.status}", scheduled)
+        return _failed(bot, source, started, stored(gettext_noop("сервер ответил %(status)s"), status=response.status),
+                       scheduled)
     return catalog_import_bytes(bot=bot, data=response.body, name=Path(url).name, url=url, scheduled=scheduled)
 
 
@@ -80,7 +84,8 @@ def catalog_schedule(*, source: Source, every_hours: int | None) -> Source:
     """Refresh a feed by its address every `every_hours` (None: only by hand). An uploaded file
     has no address to fetch again."""
     if every_hours is not None and not source.url:
-        raise feeds.FeedError("обновлять по расписанию можно только фид по адресу, не загруженный файл")
+        raise feeds.FeedError(stored(gettext_noop("обновлять по расписанию можно только фид по адресу, "
+                                                  "не загруженный файл")))
     try:
         return source_schedule(source=source, recrawl_hours=every_hours)
     except SourceInvalid as exc:
@@ -102,7 +107,7 @@ def catalog_import_file(*, bot: Bot, path: Path) -> Imported:
     size = path.stat().st_size
     if size > settings.CATALOG_MAX_BYTES:  # refused before reading a byte
         source = _source(bot, url="", name=path.name)
-        return _failed(bot, source, time.perf_counter(), f"фид больше {http.format_size(settings.CATALOG_MAX_BYTES)}")
+        return _failed(bot, source, time.perf_counter(), _too_large())
     return catalog_import_bytes(bot=bot, data=path.read_bytes(), name=path.name)
 
 
@@ -152,10 +157,24 @@ def _row(bot: Bot, source: Source, draft: feeds.OfferDraft, digest: str) -> Cata
     )
 
 
-def _failed(bot: Bot, source: Source, started: float, reason: str, scheduled: bool = False) -> Imported:
-    run = CatalogImport.objects.create(bot=bot, source=source, status=CatalogImport.Status.FAILED,
-                                       message=reason[:500], duration_ms=_ms(started), scheduled=scheduled)
+def _failed(bot: Bot, source: Source, started: float, reason: Text, scheduled: bool = False) -> Imported:
+    message, message_stored = stored_pair(reason, 500)
+    run = CatalogImport.objects.create(bot=bot, source=source, status=CatalogImport.Status.FAILED, message=message,
+                                       message_stored=message_stored, duration_ms=_ms(started), scheduled=scheduled)
     return Imported(run, source)
+
+
+def _too_large() -> Stored:
+    return stored(gettext_noop("фид больше %(size)s"), size=http.size_text(settings.CATALOG_MAX_BYTES))
+
+
+def _said(exc: Exception) -> Text:
+    """What a refusal from below says: its stored text when it has one, else its words."""
+    text = getattr(exc, "text", None)
+    if text:
+        return text
+    messages = getattr(exc, "messages", None)  # a ValidationError
+    return " ".join(messages) if messages else str(exc)
 
 
 def _ms(since: float) -> float:

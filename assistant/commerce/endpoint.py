@@ -27,10 +27,12 @@ from urllib.parse import quote, urlsplit
 
 import jsonpointer
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from assistant.commerce import secrets
 from assistant.commerce.exceptions import SecretsUnreadable
 from assistant.commerce.models import OrderEndpoint
+from assistant.texts import Text, shown, stored
 from knowledge import http
 
 Outcome = Literal["found", "not_found", "unavailable"]
@@ -58,9 +60,14 @@ class Fetched:
     outcome: Outcome
     order: Order | None = None
     http_status: int | None = None
-    reason: str = ""
+    text: Text = ""  # why, a stored text (assistant/texts.py) for the lookup log
     duration_ms: float = 0.0
     attempts: int = 0
+
+    @property
+    def reason(self) -> str:
+        """Why, in the active language."""
+        return shown(self.text)
 
 
 def order_url(endpoint: OrderEndpoint, number: str) -> str:
@@ -95,28 +102,28 @@ def order_fetch(*, endpoint: OrderEndpoint, number: str, client: http.SafeClient
     try:
         headers = {"Accept": "application/json", **secrets.unseal(endpoint.headers_token)}
     except SecretsUnreadable as exc:
-        return Fetched("unavailable", reason=str(exc), duration_ms=_ms(started))
+        return Fetched("unavailable", text=exc.text, duration_ms=_ms(started))
     url = order_url(endpoint, number)
     result, attempts = _attempts(client, url, headers)
-    if isinstance(result, str):
-        return Fetched("unavailable", reason=result, duration_ms=_ms(started), attempts=attempts)
+    if not isinstance(result, http.Response):
+        return Fetched("unavailable", text=result, duration_ms=_ms(started), attempts=attempts)
     fetched = _read(endpoint, result)
-    return Fetched(fetched.outcome, fetched.order, result.status, fetched.reason, _ms(started), attempts)
+    return Fetched(fetched.outcome, fetched.order, result.status, fetched.text, _ms(started), attempts)
 
 
-def _attempts(client: http.SafeClient, url: str, headers: dict[str, str]) -> tuple[http.Response | str, int]:
+def _attempts(client: http.SafeClient, url: str, headers: dict[str, str]) -> tuple[http.Response | Text, int]:
     """The response, or the reason there is none; a retry only for what a second try may fix."""
     origin = _origin(url)
-    result: http.Response | str = ""
+    result: http.Response | Text = ""
     for attempt in range(1, settings.ORDER_RETRIES + 2):
         try:
             result = client.get(url, headers=headers, follow=lambda target: _origin(target) == origin)
         except (http.FetchTimeout, http.Unreachable) as exc:
-            result = exc.reason
+            result = exc.text
             continue
         except http.FetchError as exc:  # refused address, too large, too many redirects: final
-            return exc.reason, attempt
-        if result.status in _RETRY_STATUSES:
+            return exc.text, attempt
+        if isinstance(result, http.Response) and result.status in _RETRY_STATUSES:
             continue
         return result, attempt
     return result, settings.ORDER_RETRIES + 1
@@ -127,18 +134,19 @@ def _read(endpoint: OrderEndpoint, response: http.Response) -> Fetched:
     if status in _NOT_FOUND:
         return Fetched("not_found")
     if http.redirect_target(response) is not None:
-        return Fetched("unavailable", reason="переадресация на другой адрес — по ней не идём")
+        return Fetched("unavailable", text=stored(gettext_noop("переадресация на другой адрес — по ней не идём")))
     if not 200 <= status < 300:
-        return Fetched("unavailable", reason=f"ответ {status}")
+        return Fetched("unavailable", text=stored(gettext_noop("ответ %(status)s"), status=status))
     if response.media_type == "text/html" or response.body.lstrip()[:1] == b"<":
-        return Fetched("unavailable", reason="вместо JSON пришла HTML-страница")
+        return Fetched("unavailable", text=stored(gettext_noop("вместо JSON пришла HTML-страница")))
     try:
         document = json.loads(response.body)
     except (ValueError, UnicodeDecodeError):
-        return Fetched("unavailable", reason="ответ не JSON")
+        return Fetched("unavailable", text=stored(gettext_noop("ответ не JSON")))
     order_status = _text(_at(document, endpoint.status_pointer), MAX_STATUS)
     if not order_status:
-        return Fetched("unavailable", reason=f"в ответе нет статуса по указателю {endpoint.status_pointer}")
+        return Fetched("unavailable", text=stored(gettext_noop("в ответе нет статуса по указателю %(pointer)s"),
+                                                          pointer=endpoint.status_pointer))
     delivery, date_text = _date(_at(document, endpoint.date_pointer))
     order = Order(
         status=order_status, delivery_date=delivery, date_text=date_text,

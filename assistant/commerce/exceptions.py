@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from assistant.texts import Text, shown
+
 
 class SecretsUnreadable(Exception):
-    """The stored header token cannot be decrypted: the key changed since it was saved."""
+    """The stored header token cannot be decrypted: the key changed since it was saved. `text` is a
+    stored text (assistant/texts.py) for the lookup log; `str()` is it in the active language."""
+
+    def __init__(self, text: Text) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return shown(self.text)

@@ -7,6 +7,8 @@ What must stay true:
 - Nothing is guessed: an offer without an id, a name or a readable price, or with a price below
   zero, is skipped and named in `problems`; a feed with no usable offer is an error.
 - Every text is one clean line (descriptions: plain text, no markup), bounded; links only http(s).
+- What is wrong is said to the owner as a stored text (assistant/texts.py): kept untranslated on the
+  import's row and shown in the reader's language.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, Literal
 
+from django.utils.translation import gettext_noop
 from lxml import etree
 from lxml import html as lxml_html
+
+from assistant.texts import Stored, Text, shown, stored
 
 FeedKind = Literal["yml", "csv"]
 MAX_PROBLEMS: Final = 20
@@ -29,10 +34,22 @@ _CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _TRUE: Final = frozenset({"true", "1", "yes", "да", "в наличии", "+"})
 _FALSE: Final = frozenset({"false", "0", "no", "нет", "нет в наличии", "-"})
 _MAX_PRICE: Final = Decimal("999999999999.99")
+NO_ID: Final = gettext_noop("нет id")
+NO_NAME: Final = gettext_noop("нет названия")
+REPEATED_ID: Final = gettext_noop("id повторяется")
+NOT_A_NUMBER: Final = gettext_noop("цена «%(price)s» — не число")
 
 
 class FeedError(Exception):
-    """The feed cannot be read at all; the message is for the shop owner."""
+    """The feed cannot be read at all; `text` (a stored text) says why, for the shop owner, and
+    `str()` is it in the active language."""
+
+    def __init__(self, text: Text) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return shown(self.text)
 
 
 @dataclass(frozen=True)
@@ -59,12 +76,12 @@ class OfferDraft:
 class Parsed:
     offers: list[OfferDraft]
     skipped: int = 0
-    problems: list[str] = field(default_factory=list)
+    problems: list[Stored] = field(default_factory=list)
 
-    def skip(self, where: str, why: str) -> None:
+    def skip(self, where: Stored, why: Text) -> None:
         self.skipped += 1
         if len(self.problems) < MAX_PROBLEMS:
-            self.problems.append(f"{where}: {why}")
+            self.problems.append(stored(gettext_noop("%(where)s: %(why)s"), where=where, why=why))
 
 
 def feed_kind(data: bytes, name: str = "") -> FeedKind:
@@ -78,8 +95,10 @@ def parse_feed(data: bytes, *, kind: FeedKind | None = None, name: str = "") -> 
     kind = kind or feed_kind(data, name)
     parsed = parse_yml(data) if kind == "yml" else parse_csv(data)
     if not parsed.offers:
-        detail = f" ({'; '.join(parsed.problems[:3])})" if parsed.problems else ""
-        raise FeedError(f"в фиде нет ни одного товара, который можно показать{detail}")
+        if parsed.problems:
+            raise FeedError(stored(gettext_noop("в фиде нет ни одного товара, который можно показать (%(problems)s)"),
+                                   problems=parsed.problems[:3]))
+        raise FeedError(stored(gettext_noop("в фиде нет ни одного товара, который можно показать")))
     return parsed
 
 
@@ -92,33 +111,36 @@ def _xml(data: bytes) -> Any:
     try:
         root = etree.fromstring(data, parser=parser)
     except etree.XMLSyntaxError as exc:
-        raise FeedError(f"фид не читается как XML: {str(exc)[:200]}") from exc
+        raise FeedError(stored(gettext_noop("фид не читается как XML: %(error)s"), error=str(exc)[:200])) from exc
     if root is None:
-        raise FeedError("фид пустой")
+        raise FeedError(stored(gettext_noop("фид пустой")))
     dtd = root.getroottree().docinfo.internalDTD
     if dtd is not None and any(True for _entity in dtd.iterentities()):
-        raise FeedError("в фиде объявлены свои сущности (<!ENTITY>): такие фиды не читаем, это путь для атак")
+        raise FeedError(stored(gettext_noop(
+            "в фиде объявлены свои сущности (<!ENTITY>): такие фиды не читаем, это путь для атак")))
     return root
 
 
 def parse_yml(data: bytes) -> Parsed:
     root = _xml(data)
     if not isinstance(root.tag, str) or root.tag != "yml_catalog":
-        raise FeedError("это XML, но не фид YML: корневой элемент должен быть <yml_catalog>")
+        raise FeedError(stored(gettext_noop("это XML, но не фид YML: корневой элемент должен быть <yml_catalog>")))
     shop = root.find("shop")
     if shop is None:
-        raise FeedError("в фиде нет раздела <shop>")
+        raise FeedError(stored(gettext_noop("в фиде нет раздела <shop>")))
     categories = _categories(shop)
     parsed = Parsed(offers=[])
     seen: set[str] = set()
     offers = shop.find("offers")
     for number, offer in enumerate(offers.iterfind("offer") if offers is not None else [], start=1):
         draft, why = _yml_offer(offer, categories)
-        where = f"товар {draft_id(offer) or f'№{number}'}"
+        offer_id = draft_id(offer)
+        where = (stored(gettext_noop("товар %(id)s"), id=offer_id) if offer_id
+                 else stored(gettext_noop("товар №%(n)s"), n=number))
         if draft is None:
             parsed.skip(where, why)
         elif draft.offer_id in seen:
-            parsed.skip(where, "id повторяется")
+            parsed.skip(where, stored(REPEATED_ID))
         else:
             seen.add(draft.offer_id)
             parsed.offers.append(draft)
@@ -146,17 +168,17 @@ def _categories(shop: Any) -> dict[str, str]:
     return names
 
 
-def _yml_offer(offer: Any, categories: dict[str, str]) -> tuple[OfferDraft | None, str]:
+def _yml_offer(offer: Any, categories: dict[str, str]) -> tuple[OfferDraft | None, Text]:
     offer_id = draft_id(offer)
     if not offer_id:
-        return None, "нет id"
+        return None, stored(NO_ID)
 
     def text(tag: str, limit: int = 500) -> str:
         return _line(offer.findtext(tag) or "", limit)
 
     name = text("name") or " ".join(part for part in (text("typePrefix"), text("vendor"), text("model")) if part)
     if not name:
-        return None, "нет названия"
+        return None, stored(NO_NAME)
     price, why = _price(offer.findtext("price"))
     if price is None:
         return None, why
@@ -198,7 +220,7 @@ def _decode(data: bytes) -> str:
 def parse_csv(data: bytes) -> Parsed:
     text = _decode(data)
     if "\x00" in text[:4096]:
-        raise FeedError("это не CSV: в файле двоичные данные")
+        raise FeedError(stored(gettext_noop("это не CSV: в файле двоичные данные")))
     sample = text[:8192]
     try:
         dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t")
@@ -209,7 +231,8 @@ def parse_csv(data: bytes) -> Parsed:
     where = {key: next((header.index(a) for a in aliases if a in header), None) for key, aliases in _COLUMNS.items()}
     missing = [key for key in ("id", "name", "price") if where[key] is None]
     if missing:
-        raise FeedError(f"в первой строке CSV нет столбцов: {', '.join(missing)} (нужны id, name, price)")
+        raise FeedError(stored(gettext_noop("в первой строке CSV нет столбцов: %(columns)s (нужны id, name, price)"),
+                               columns=", ".join(missing)))
     parsed = Parsed(offers=[])
     seen: set[str] = set()
     try:
@@ -223,12 +246,12 @@ def parse_csv(data: bytes) -> Parsed:
 
             offer_id, name = cell("id", 80), cell("name")
             price, why = _price(cell("price", 40))
-            label = f"строка {line_number}"
+            label = stored(gettext_noop("строка %(n)s"), n=line_number)
             if not offer_id or not name or price is None:
-                parsed.skip(label, why or ("нет id" if not offer_id else "нет названия"))
+                parsed.skip(label, why or stored(NO_ID if not offer_id else NO_NAME))
                 continue
             if offer_id in seen:
-                parsed.skip(label, "id повторяется")
+                parsed.skip(label, stored(REPEATED_ID))
                 continue
             seen.add(offer_id)
             old_price, _why = _price(cell("oldprice", 40))
@@ -240,7 +263,7 @@ def parse_csv(data: bytes) -> Parsed:
                 vendor=cell("vendor", 200), description=_plain(cell("description", 20000)),
             ))
     except csv.Error as exc:
-        raise FeedError(f"CSV не читается: {exc}") from exc
+        raise FeedError(stored(gettext_noop("CSV не читается: %(error)s"), error=str(exc)[:200])) from exc
     return parsed
 
 
@@ -262,20 +285,20 @@ def _plain(value: str, limit: int = 3000) -> str:
     return _line(value, limit)
 
 
-def _price(value: str | None) -> tuple[Decimal | None, str]:
+def _price(value: str | None) -> tuple[Decimal | None, Text]:
     text = (value or "").strip().replace("\u00a0", "").replace(" ", "").replace(",", ".")
     if not text:
-        return None, "нет цены"
+        return None, stored(gettext_noop("нет цены"))
     try:
         price = Decimal(text)
     except InvalidOperation:
-        return None, f"цена «{text[:20]}» — не число"
+        return None, stored(NOT_A_NUMBER, price=text[:20])
     if not price.is_finite():
-        return None, f"цена «{text[:20]}» — не число"
+        return None, stored(NOT_A_NUMBER, price=text[:20])
     if price < 0:
-        return None, f"цена меньше нуля ({text[:20]})"
+        return None, stored(gettext_noop("цена меньше нуля (%(price)s)"), price=text[:20])
     if price > _MAX_PRICE:
-        return None, "цена слишком большая"
+        return None, stored(gettext_noop("цена слишком большая"))
     return price.quantize(Decimal("0.01")), ""
 
 

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
 from assistant.bots.models import Bot
+from assistant.texts import shown
 
 DEFAULT_NUMBER_PATTERN = r"\d{4,12}"
 MAX_NUMBER = 64  # characters of an order number, as typed; longer is never sent anywhere
@@ -85,6 +86,7 @@ class OrderLookup(models.Model):
     conversation_id = models.BigIntegerField(_("разговор"), null=True, blank=True)
     http_status = models.PositiveSmallIntegerField(_("код ответа"), null=True, blank=True)
     reason = models.CharField(_("причина"), max_length=300, blank=True)
+    reason_stored = models.JSONField(_("причина для перевода"), null=True, blank=True, editable=False)
     duration_ms = models.FloatField(_("время, мс"), default=0.0)
     created_at = models.DateTimeField(_("время"), auto_now_add=True)
 
@@ -99,6 +101,10 @@ class OrderLookup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.number}: {self.result}"
+
+    @property
+    def reason_shown(self) -> str:
+        return shown(self.reason_stored) if self.reason_stored else self.reason
 
 
 def _weighted(weight: str, *fields: str) -> models.Func:
@@ -178,7 +184,10 @@ class CatalogImport(models.Model):
     skipped = models.PositiveIntegerField(_("пропущено"), default=0)
     scheduled = models.BooleanField(_("по расписанию"), default=False)
     message = models.CharField(_("сообщение"), max_length=500, blank=True)
-    problems = models.JSONField(_("замечания"), default=list, blank=True)  # first few skipped offers, with reasons
+    # The message untranslated (assistant/texts.py); null on rows written before, shown as `message`.
+    message_stored = models.JSONField(_("сообщение для перевода"), null=True, blank=True, editable=False)
+    # First few skipped offers with reasons: stored texts (plain strings on rows written before them).
+    problems = models.JSONField(_("замечания"), default=list, blank=True)
     duration_ms = models.FloatField(_("время, мс"), default=0.0)
     created_at = models.DateTimeField(_("время"), auto_now_add=True)
 
@@ -189,3 +198,11 @@ class CatalogImport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id}: +{self.added} ~{self.changed} −{self.removed}"
+
+    @property
+    def message_shown(self) -> str:
+        return shown(self.message_stored) if self.message_stored else self.message
+
+    @property
+    def problems_shown(self) -> list[str]:
+        return [shown(problem) for problem in self.problems or []]

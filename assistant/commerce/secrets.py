@@ -14,8 +14,10 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from assistant.commerce.exceptions import SecretsUnreadable
+from assistant.texts import stored
 
 
 def _fernet() -> Fernet:
@@ -34,5 +36,6 @@ def unseal(token: str) -> dict[str, str]:
     try:
         data = json.loads(_fernet().decrypt(token.encode()))
     except (InvalidToken, ValueError) as exc:
-        raise SecretsUnreadable("секретные заголовки не расшифровать: ключ изменился — введите их заново") from exc
+        raise SecretsUnreadable(stored(gettext_noop(
+            "секретные заголовки не расшифровать: ключ изменился — введите их заново"))) from exc
     return {str(name): str(value) for name, value in data.items()}

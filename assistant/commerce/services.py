@@ -10,11 +10,13 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from assistant.bots.models import Bot
 from assistant.commerce import endpoint as order_http
 from assistant.commerce import secrets, validation
 from assistant.commerce.models import DEFAULT_NUMBER_PATTERN, MAX_NUMBER, OrderEndpoint, OrderLookup
+from assistant.texts import Text, stored, stored_pair
 
 
 def order_endpoint_configure(
@@ -91,10 +93,11 @@ def order_endpoint_validate(
 
 def order_lookup_record(
     *, bot: Bot, number: str, result: str, visitor_id: str = "", ip: str | None = None,
-    conversation_id: int | None = None, fetched: order_http.Fetched | None = None, reason: str = "",
+    conversation_id: int | None = None, fetched: order_http.Fetched | None = None, reason: Text = "",
 ) -> OrderLookup:
     """One line of the lookup log: the number (cut to MAX_NUMBER), the result, who asked; the
-    endpoint's status code, time and our reason, never its body.
+    endpoint's status code, time and our reason (a stored text, assistant/texts.py, kept untranslated
+    beside its Russian), never its body.
 
     Written on the visitor's time, so as a transaction of its own it does not wait for the WAL
     flush (`synchronous_commit` off for this transaction only): the commit is the same, visible at
@@ -102,11 +105,11 @@ def order_lookup_record(
     second (3 × wal_writer_delay at most) may lose it. On this machine waiting for the flush was
     most of a lookup's overhead (p95 35 ms under load, docs/benchmarks.md). Inside a caller's
     transaction the row simply joins it and that transaction's commit rules apply."""
+    said, said_stored = stored_pair(reason or (fetched.text if fetched else ""), 300)
     fields = {
         "bot": bot, "number": number[:MAX_NUMBER], "result": result, "visitor_id": visitor_id[:64], "ip": ip or None,
         "conversation_id": conversation_id, "http_status": fetched.http_status if fetched else None,
-        "reason": (reason or (fetched.reason if fetched else ""))[:300],
-        "duration_ms": fetched.duration_ms if fetched else 0.0,
+        "reason": said, "reason_stored": said_stored, "duration_ms": fetched.duration_ms if fetched else 0.0,
     }
     if connection.in_atomic_block:
         return OrderLookup.objects.create(**fields)
@@ -120,7 +123,8 @@ def order_endpoint_check(*, endpoint: OrderEndpoint, number: str, who: str) -> o
     """The «Проверить» button and `orderendpoint --check`: one real lookup, logged like a visitor's."""
     number = number.strip()
     if not number or len(number) > MAX_NUMBER:
-        fetched = order_http.Fetched("unavailable", reason=f"номер пустой или длиннее {MAX_NUMBER} знаков")
+        fetched = order_http.Fetched("unavailable", text=stored(
+            gettext_noop("номер пустой или длиннее %(max)s знаков"), max=MAX_NUMBER))
         order_lookup_record(bot=endpoint.bot, number=number or "—", result=OrderLookup.Result.BAD_NUMBER,
                             visitor_id=who, fetched=fetched)
         return fetched

@@ -124,7 +124,7 @@ def run_progress(request: HttpRequest, slug: str, run_id: int) -> JsonResponse:
         raise Http404("No such crawl")
     return JsonResponse({
         "status": run.status, "status_display": run.get_status_display(), "percent": run.percent,
-        "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message,
+        "pages_done": run.pages_done, "pages_total": run.pages_total, "message": run.message_shown,
         "pages_indexed": run.pages_indexed, "pages_embedded": run.pages_embedded,
         "embeddings_done": run.embeddings_done, "embeddings_total": run.embeddings_total,
     })

@@ -107,6 +107,12 @@ def test_a_client_error_is_not_retried_and_the_failure_is_recorded(shop, receive
     services.conversation_handoff(conversation=services.conversation_open(bot=shop, visitor_id="v_4"), reason="button")
     delivery = _wait_status("failed")
     assert delivery.attempts == 1 and delivery.response_status == 404 and delivery.error == "ответ 404"
+    from django.utils import translation
+
+    with translation.override("en"):
+        assert delivery.error_shown == "response 404"  # stored untranslated, read in the reader's language
+    with translation.override("ru"):
+        assert delivery.error_shown == "ответ 404"
     assert len(endpoint.requests) == 1
 
 
@@ -119,6 +125,10 @@ def test_a_webhook_into_a_private_network_is_refused_without_sending(shop, recei
     assert webhooks.webhook_attempt(delivery_id=delivery.pk, final=False) is False
     delivery.refresh_from_db()
     assert delivery.status == "failed" and "внутренней сети" in delivery.error and endpoint.requests == []
+    from django.utils import translation
+
+    with translation.override("en"):
+        assert "is in a private network" in delivery.error_shown
 
 
 def test_no_url_no_delivery(shop):

@@ -70,6 +70,33 @@ def test_the_check_button_calls_the_endpoint_and_shows_the_result(client, owner,
         ("found", f"admin:{owner.pk}"), ("not_found", f"admin:{owner.pk}"), ("unavailable", f"admin:{owner.pk}")]
 
 
+def test_a_lookup_s_reason_reads_in_the_reader_s_language_on_the_check_and_in_the_log(client, owner, endpoint,
+                                                                                     shop_api):
+    client.force_login(owner)
+    client.cookies["django_language"] = "en"
+    url = reverse("admin:commerce_orderendpoint_check", args=[endpoint.pk])
+    page = client.post(url, {"number": "html"}).content.decode()
+    assert "an HTML page came instead of JSON" in page and "вместо JSON" not in page
+    lookup = OrderLookup.objects.get()
+    assert lookup.reason == "вместо JSON пришла HTML-страница"  # the Russian column, as before
+    log = client.get(reverse("admin:commerce_orderlookup_changelist")).content.decode()
+    assert "an HTML page came instead of JSON" in log
+    OrderLookup.objects.create(bot=endpoint.bot, number="1", result="unavailable", reason="старая причина")
+    client.cookies["django_language"] = "ru"
+    log = client.get(reverse("admin:commerce_orderlookup_changelist")).content.decode()
+    assert "вместо JSON пришла HTML-страница" in log and "старая причина" in log
+
+
+def test_the_catalog_import_log_reads_in_english(client, owner, bot):
+    from assistant.commerce import catalog
+
+    catalog.catalog_import_bytes(bot=bot, data=b"<yml_catalog><shop></shop></yml_catalog>", name="empty.xml")
+    client.force_login(owner)
+    client.cookies["django_language"] = "en"
+    page = client.get(reverse("admin:commerce_catalogimport_changelist")).content.decode()
+    assert "the feed has no product that can be shown" in page and "в фиде нет" not in page
+
+
 def test_another_owner_cannot_check_or_open_the_endpoint(client, other_owner, other_bot, endpoint, shop_api):
     client.force_login(other_owner)
     check = reverse("admin:commerce_orderendpoint_check", args=[endpoint.pk])

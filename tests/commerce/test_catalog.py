@@ -81,7 +81,8 @@ def test_a_yml_feed_is_imported_with_categories_params_and_plain_descriptions(bo
     imported = catalog.catalog_import_bytes(bot=bot, data=YML, name="feed.xml")
     run = imported.run
     assert (run.status, run.added, run.changed, run.removed, run.skipped) == ("done", 2, 0, 0, 3)
-    assert any("цена меньше нуля" in p for p in run.problems) and any("не число" in p for p in run.problems)
+    problems = run.problems_shown
+    assert any("цена меньше нуля" in p for p in problems) and any("не число" in p for p in problems)
     assert imported.source.kind == "catalog"
     first = CatalogOffer.objects.get(offer_id="vc-100")
     assert (first.price, first.old_price, first.available) == (Decimal("12990.00"), Decimal("15990.00"), True)
@@ -129,7 +130,7 @@ def test_entities_never_reach_a_stored_name(bot):
 
 def test_a_csv_feed_with_named_columns(bot):
     run = catalog.catalog_import_bytes(bot=bot, data=CSV.encode("cp1251"), name="price.csv").run
-    assert (run.status, run.added, run.skipped) == ("done", 1, 1) and "цена меньше нуля" in run.problems[0]
+    assert (run.status, run.added, run.skipped) == ("done", 1, 1) and "цена меньше нуля" in run.problems_shown[0]
     offer = CatalogOffer.objects.get()
     assert (offer.offer_id, offer.price, offer.old_price, offer.available) == (
         "k-1", Decimal("2490.00"), Decimal("2990.00"), True)
@@ -238,3 +239,31 @@ def test_a_schedule_needs_an_address_and_sane_hours(bot, tmp_path, feed_server):
     assert "каждые 24 ч" in out.getvalue()
     by_url.source.refresh_from_db()
     assert by_url.source.recrawl_hours == 24
+
+
+def test_an_import_s_message_and_skipped_offers_read_in_the_reader_s_language(bot):
+    from django.utils import translation
+
+    done = catalog.catalog_import_bytes(bot=bot, data=CSV.encode("cp1251"), name="price.csv").run
+    failed = catalog.catalog_import_bytes(bot=bot, data=b"id;title\n1;x\n", name="bad.csv").run
+
+    assert done.message == "товаров в фиде: 1" and failed.message.startswith("в первой строке CSV нет столбцов")
+    with translation.override("en"):
+        assert done.message_shown == "products in the feed: 1"
+        assert done.problems_shown == ["line 3: the price is below zero (-100)"]
+        assert failed.message_shown == "the first line of the CSV lacks the columns: price (id, name, price are needed)"
+    with translation.override("ru"):
+        assert done.problems_shown == ["строка 3: цена меньше нуля (-100)"]
+        assert failed.message_shown == "в первой строке CSV нет столбцов: price (нужны id, name, price)"
+
+
+def test_an_import_written_before_stored_texts_shows_what_it_said(bot):
+    from django.utils import translation
+
+    from knowledge.models import Source
+
+    source = Source.objects.create(bot=bot, kind=Source.Kind.CATALOG, title="Каталог: старый")
+    run = CatalogImport.objects.create(bot=bot, source=source, status=CatalogImport.Status.DONE,
+                                       message="товаров в фиде: 7", problems=["строка 2: нет цены"])
+    with translation.override("en"):
+        assert (run.message_shown, run.problems_shown) == ("товаров в фиде: 7", ["строка 2: нет цены"])

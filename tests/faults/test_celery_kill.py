@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from assistant.texts import russian
 from knowledge.crawler import RESUMED
 from knowledge.models import CrawlRun
 from tests.faults.crawls import KILL_AFTER, crawl_around_a_kill
@@ -37,7 +38,7 @@ async def test_a_crawl_whose_worker_was_killed_finishes_on_the_next_worker_with_
     assert at_kill is not None and KILL_AFTER <= at_kill.pages < outcome.pages, "killed mid-crawl"
     assert at_kill.half_written == [] and at_kill.duplicates == 0
     assert outcome.status == CrawlRun.Status.DONE, outcome.message
-    assert outcome.message.startswith(RESUMED)  # the second worker crawled it again, and says so
+    assert outcome.message.startswith(russian(RESUMED))  # the second worker crawled it again, and says so
     assert at_end.pages == outcome.pages and at_end.half_written == [] and at_end.duplicates == 0
     assert at_end.entries == outcome.expected_entries
     assert outcome.fetched + outcome.unchanged == outcome.pages and outcome.failed == 0

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from assistant.texts import russian
 from knowledge.chunking import MAX_CHARS, pack, page_drafts
 from knowledge.extract import Block
 from knowledge.models import CrawlRun, Entry, Page, Source
@@ -164,7 +165,8 @@ def test_a_page_no_longer_linked_nor_in_the_sitemap_is_retired_without_a_request
     second = run_crawl()
 
     payment = page(site_source, shop_site, "/payment/")
-    assert (payment.status, payment.active, payment.reason) == (Page.Status.GONE, False, UNLINKED)
+    assert (payment.status, payment.active, payment.reason_stored) == (Page.Status.GONE, False, UNLINKED)
+    assert payment.reason == russian(UNLINKED)
     assert shop_site.requests_to("/payment/") == []
     assert not Entry.objects.filter(page=payment, active=True).exists()
     assert second.entries_deactivated > 0
@@ -376,7 +378,7 @@ def test_a_running_run_whose_worker_died_is_crawled_again_with_its_page_counts_f
 
     run.refresh_from_db()
     assert run.status in (CrawlRun.Status.EMBEDDING, CrawlRun.Status.DONE)
-    assert run.message.startswith(RESUMED)
+    assert run.message.startswith(russian(RESUMED)) and (run.message_stored or [None])[0] == RESUMED
     assert (run.fetched, run.pages_done) == (3, 4)  # three pages and the robots-denied one, once each
     assert run.entries_created > 4
 

@@ -108,3 +108,35 @@ def test_an_edited_reply_is_published_after_a_retry(shop, knowledge, reviews, fa
         assert json.loads(flaky.requests[1][1])["reply"] == "Спасибо, Анна!" and published.publish_attempts == 2
     finally:
         flaky.stop()
+
+
+@pytest.mark.django_db
+def test_a_failed_publish_reads_in_the_reader_s_language_on_the_run_and_its_timeline(
+    shop, knowledge, reviews, fake_llm, owner, client
+):
+    from django.urls import reverse
+    from django.utils import translation
+
+    from tests.fakes.receiver import Receiver
+
+    refusing = Receiver(statuses=[404])
+    try:
+        ReviewReplySettings.objects.update_or_create(bot=shop, defaults={"publish_url": refusing.url})
+        run = _waiting(shop, reviews[0], fake_llm)
+        approval.approval_decide(run_id=run.pk, bot_ids=[shop.pk], decision="approve", user=owner)
+        publishing.reply_publish_attempt(run_id=run.pk, final=True)
+    finally:
+        refusing.stop()
+    failed = RouteRun.objects.get(pk=run.pk)
+    assert (failed.status, failed.publish_error) == (RouteRun.Status.PUBLISH_FAILED, "ответ 404")
+    with translation.override("en"):
+        assert failed.publish_error_shown == "response 404"
+    client.force_login(owner)
+    client.cookies["django_language"] = "en"
+    timeline = client.get(reverse("admin:routes_routerun_timeline", args=[run.pk])).content.decode()
+    assert "response 404" in timeline and "ответ 404" not in timeline
+    assert "approved by a reviewer" in timeline  # a code's words, translated when shown
+    detail = client.get(reverse("admin:routes_routerun_change", args=[run.pk])).content.decode()
+    assert "response 404" in detail
+    RouteRun.objects.filter(pk=run.pk).update(publish_error="старая ошибка", publish_error_stored=None)
+    assert RouteRun.objects.get(pk=run.pk).publish_error_shown == "старая ошибка"

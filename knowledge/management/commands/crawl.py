@@ -73,7 +73,7 @@ class Command(BaseCommand):
         for source in self.sources(bot, options["url"]):
             run = self.crawl(source, options["max_pages"], embed=not options["no_embed"])
             if run.status == CrawlRun.Status.FAILED:
-                failures.append(f"{source.url}: {run.message}")
+                failures.append(f"{source.url}: {run.message_shown}")
         if failures:
             raise CommandError(_("Обход не удался.") + " " + " ".join(failures))
 
@@ -112,8 +112,8 @@ class Command(BaseCommand):
         self.stdout.write(_("Страницы: загружено %(fetched)s, без изменений %(unchanged)s, пропущено %(skipped)s, "
                             "с ошибкой %(failed)s") % {"fetched": run.fetched, "unchanged": run.unchanged,
                                                        "skipped": run.skipped, "failed": run.failed})
-        if ok and run.message:
-            for line in run.message.splitlines():
+        if ok and run.message_shown:
+            for line in run.message_shown.splitlines():
                 self.stdout.write(f"  {line}")
         self.stdout.write(_("Записи: создано %(created)s, обновлено %(updated)s, отключено %(deactivated)s") % {
             "created": run.entries_created, "updated": run.entries_updated, "deactivated": run.entries_deactivated})

@@ -49,12 +49,12 @@ class Command(BaseCommand):
                 self.stdout.write(_("Обновление по расписанию: выключено."))
         if run.status == CatalogImport.Status.FAILED:
             raise CommandError(_("Каталог не загружен: %(reason)s. Загруженные раньше товары не изменились.") % {
-                "reason": run.message})
+                "reason": run.message_shown})
         self.stdout.write(self.style.SUCCESS(
             _("Каталог загружен за %(seconds).1f с: добавлено %(added)s, изменено %(changed)s, "
               "удалено %(removed)s, пропущено %(skipped)s (%(message)s).") % {
                 "seconds": run.duration_ms / 1000, "added": run.added, "changed": run.changed,
-                "removed": run.removed, "skipped": run.skipped, "message": run.message}
+                "removed": run.removed, "skipped": run.skipped, "message": run.message_shown}
         ))
-        for problem in run.problems:
+        for problem in run.problems_shown:
             self.stdout.write("  " + _("пропущен %(problem)s") % {"problem": problem})
