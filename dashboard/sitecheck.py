@@ -9,26 +9,21 @@ Messages are for a shop owner, in Russian through gettext; the reasons the knowl
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 from urllib.parse import urlsplit
 
-import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
-from assistant.chat.ratelimit import Limit, sync_client
+from assistant.chat.ratelimit import Limit, hit_sync
 from assistant.texts import shown
 from assistant.validators import validate_web_url
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.extract import normalize_url, site_key
 from knowledge.http import AddressRefused, FetchError, SafeClient, TooLarge
-
-logger = logging.getLogger("spravka.dashboard")
 
 HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 PAGE_MAX_BYTES: Final = 2 * 1024 * 1024
@@ -85,25 +80,16 @@ class SiteChecksLimited(Exception):
 
 def site_check_count(*, user_id: int | str | None) -> None:
     """Count one site check by this person (each fetches a robots.txt, a page and sitemaps from an
-    address they typed, so a script could make us fetch from anywhere in a loop): a fixed window
-    in Redis (the widget's limits, assistant/chat/ratelimit.py), SITECHECK_RATE_USER checks per
+    address they typed, so a script could make us fetch from anywhere in a loop): the widget's
+    fixed windows in Redis (assistant/chat/ratelimit.py), SITECHECK_RATE_USER checks per
     SITECHECK_RATE_WINDOW seconds; SiteChecksLimited past it. A Redis that cannot be reached lets
     the check through (logged), as the widget's limits do; 0 switches the limit off."""
     limit = Limit("sitecheck-user", str(user_id), settings.SITECHECK_RATE_USER, settings.SITECHECK_RATE_WINDOW)
     if limit.limit <= 0:
         return
-    now = time.time()
-    key = limit.key(now)
-    pipe: Any = sync_client().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, limit.window + 1)
-    try:
-        count, _expire = pipe.execute()
-    except redis.RedisError as exc:
-        logger.warning("site checks: Redis unreachable (%s); a check let through uncounted", exc)
-        return
-    if int(count) > limit.limit:
-        raise SiteChecksLimited(math.ceil(limit.window - now % limit.window))
+    retry_after = hit_sync([limit], what="site checks")
+    if retry_after is not None:
+        raise SiteChecksLimited(retry_after)
 
 
 def site_check(*, url: str) -> SiteCheck:

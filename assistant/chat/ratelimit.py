@@ -140,20 +140,27 @@ def _unreachable(what: str, exc: Exception) -> None:
     logger.warning("rate limits: Redis unreachable (%s); %s let through uncounted", exc, what)
 
 
-def check(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> None:
-    """Count one write of `kind` from a service (sync); RateLimited when over a limit."""
-    limits = limits_for(kind, bot_id=bot_id, visitor_id=visitor_id, ip=ip)
+def hit_sync(limits: list[Limit], *, what: str) -> int | None:
+    """`hit` for sync callers (services, views): None when every limit allows one more event,
+    otherwise the seconds until the most restrictive exceeded window resets. A Redis that cannot
+    be reached lets the event through, logged as `what`."""
     if not limits:
-        return
+        return None
     now = time.time()
     pipe: Any = _sync().pipeline(transaction=False)
     _count(pipe, limits, now)
     try:
         results = pipe.execute()
     except redis.RedisError as exc:
-        _unreachable(KINDS[kind].what, exc)
-        return
-    retry_after = _retry_after(limits, results[0::2], now)
+        _unreachable(what, exc)
+        return None
+    return _retry_after(limits, results[0::2], now)
+
+
+def check(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> None:
+    """Count one write of `kind` from a service (sync); RateLimited when over a limit."""
+    limits = limits_for(kind, bot_id=bot_id, visitor_id=visitor_id, ip=ip)
+    retry_after = hit_sync(limits, what=KINDS[kind].what)
     if retry_after is not None:
         raise RateLimited(retry_after, what=KINDS[kind].what)
 
