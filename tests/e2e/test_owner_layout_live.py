@@ -38,6 +38,8 @@ def sign_in(page: Page, live_app: str, username: str, next_path: str) -> None:
     page.fill("#id_password", PASSWORD)
     page.press("#id_password", "Enter")
     expect(page).to_have_url(f"{live_app}{next_path}")
+    # The URL changes before the page's stylesheet has loaded; a layout measured then is unstyled.
+    page.wait_for_load_state("load")
 
 
 @pytest.fixture
