@@ -15,11 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from django.utils.functional import Promise
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from assistant.behavior.intents import classify
+from assistant.behavior.labels import intent_label
 from assistant.bots.models import Bot
 from assistant.chat import pipeline
 from assistant.chat.contracts import chain_reply_json
@@ -64,29 +63,6 @@ def question_clean(question: Any) -> str:
     if "\x00" in question:
         raise InsightsError(_("В вопросе недопустимый символ (NUL)."))
     return question
-
-
-# Every intent a reply can carry (the rules' `INTENT_NAMES`, the model's `structured.INTENTS`, and
-# "error" from a failed turn) as the owner reads it; tests/insights/test_hit_testing.py keeps it complete.
-INTENT_LABELS: Final[dict[str, Promise]] = {
-    "whoami": gettext_lazy("вопрос о самом боте"),
-    "operator": gettext_lazy("просьба позвать оператора"),
-    "order": gettext_lazy("вопрос о заказе"),
-    "greeting": gettext_lazy("приветствие"),
-    "thanks": gettext_lazy("благодарность"),
-    "read": gettext_lazy("просьба посоветовать статью"),
-    "purchase": gettext_lazy("условия покупки (доставка, оплата, возврат, гарантия)"),
-    "product": gettext_lazy("вопрос о товаре"),
-    "question": gettext_lazy("вопрос"),
-    "smalltalk": gettext_lazy("разговор не по делу"),
-    "error": gettext_lazy("сбой при ответе"),
-}
-
-
-def intent_label(intent: str) -> str:
-    """An intent as a person reads it in the current language; an unknown one as it is stored."""
-    label = INTENT_LABELS.get(intent)
-    return str(label) if label is not None else intent
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,23 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
+from assistant.behavior.labels import intent_label
 from assistant.bots.admin_scoping import BotScopedAdmin, may_access_bot, owns_a_bot
 from assistant.bots.models import Bot
 from assistant.bots.selectors import INBOX_ROLES
 from assistant.chat import leads
+from assistant.chat.contracts import FLAG_LABELS, FLAG_NAMES
 from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
 
+# Machine values are shown as a person reads them: intents and flags by their labels, links and
+# the source entry as links (tests/chat/test_admin_transcript.py).
 _MESSAGE_FIELDS: tuple[str, ...] = (
-    "created_at", "role", "text", "intent", "confidence", "rating", "flags", "links", "source_entry_id",
+    "created_at", "role", "text", "intent_shown", "confidence", "rating", "flags_shown", "links_shown",
+    "source_shown",
 )
 _CONVERSATION_FIELDS: tuple[str, ...] = (
     "bot", "visitor_id", "state", "assigned_to", "page_url", "visitor_name", "visitor_contact", "variant",
@@ -62,6 +68,30 @@ class MessageInline(admin.TabularInline):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description=_("намерение"))
+    def intent_shown(self, message: Message) -> str:
+        return intent_label(message.intent) if message.intent else "—"
+
+    @admin.display(description=_("отметки"))
+    def flags_shown(self, message: Message) -> str:
+        shown = [str(FLAG_LABELS[name]) for name in FLAG_NAMES if message.flag(name)]
+        return ", ".join(shown) or "—"
+
+    @admin.display(description=_("ссылки"))
+    def links_shown(self, message: Message) -> str:
+        links = [(link["url"], link.get("title") or link["url"]) for link in message.links or []
+                 if isinstance(link, dict) and str(link.get("url", "")).startswith(("http://", "https://"))]
+        if not links:
+            return "—"
+        return format_html_join(mark_safe("<br>"), '<a href="{}" rel="noopener noreferrer">{}</a>', links)
+
+    @admin.display(description=_("запись-источник"))
+    def source_shown(self, message: Message) -> str:
+        if message.source_entry_id is None:
+            return "—"
+        return format_html('<a href="{}">#{}</a>', reverse("admin:knowledge_entry_change",
+                                                          args=[message.source_entry_id]), message.source_entry_id)
 
 
 @admin.register(Conversation)

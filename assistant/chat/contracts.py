@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy
+
 from assistant.chat.models import Message
 from assistant.chat.pipeline import Reply
 from assistant.chat.products import card_json
 
 FLAG_NAMES: Final = ("low_confidence", "unanswered", "friction", "escalation")
+# The flags as a person reads them (the admin's transcripts); tests/chat/test_admin_transcript.py
+# keeps it complete.
+FLAG_LABELS: Final[dict[str, Promise]] = {
+    "low_confidence": gettext_lazy("низкая уверенность"),
+    "unanswered": gettext_lazy("нет точного ответа"),
+    "friction": gettext_lazy("недовольство посетителя"),
+    "escalation": gettext_lazy("просьба позвать оператора"),
+}
 
 
 def reply_json(reply: Message) -> dict[str, Any]:

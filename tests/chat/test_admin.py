@@ -41,3 +41,39 @@ def test_an_owner_cannot_open_another_bots_conversation(client, owner, conversat
     response = client.get(reverse(f"admin:chat_conversation_{view}", args=[theirs.pk]))
     assert response.status_code in (302, 403, 404)
     assert "Чужой секретный вопрос" not in response.content.decode()
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_a_transcript_shows_intents_flags_links_and_sources_as_a_person_reads_them(client, owner, knowledge, lang):
+    """No machine word in the transcript: not `purchase`, not `{"unanswered": true}`, not a bare id."""
+    from assistant.chat.models import Message
+
+    conversation = services.conversation_open(bot=owner.memberships.get().bot, visitor_id="v_words")
+    _asked, answered, _ = services.message_receive(conversation=conversation, text="Сколько стоит доставка по Москве?",
+                                                   client_msg_id="c1")
+    _asked, unanswered, _ = services.message_receive(conversation=conversation, text="Какой у вас курс биткоина?",
+                                                     client_msg_id="c2")
+    assert answered is not None and answered.source_entry_id == knowledge["delivery"].pk and answered.links
+    assert unanswered is not None and unanswered.flag("unanswered")
+    # A link the page must not turn into a script (a model's or an old row's): shown as nothing.
+    Message.objects.filter(pk=unanswered.pk).update(links=[{"url": "javascript:alert(1)", "title": "<b>x</b>"}])
+
+    client.force_login(owner)
+    page = client.get(reverse("admin:chat_conversation_change", args=[conversation.pk]),
+                      HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    words = {"ru": ("условия покупки", "нет точного ответа", "намерение", "отметки"),
+             "en": ("purchase terms", "no exact answer", "intent", "flags")}[lang]
+    for word in words:
+        assert word in page.lower(), word
+    assert f'<td class="field-intent_shown">{answered.intent}</td>' not in page
+    assert '"unanswered"' not in page and "low_confidence" not in page
+    assert 'href="https://shop.example/delivery"' in page
+    entry_url = reverse("admin:knowledge_entry_change", args=[knowledge["delivery"].pk])
+    assert f'href="{entry_url}">#{knowledge["delivery"].pk}</a>' in page
+    assert "javascript:" not in page and "<b>x</b>" not in page
+
+
+def test_every_flag_has_a_label():
+    from assistant.chat.contracts import FLAG_LABELS, FLAG_NAMES
+
+    assert set(FLAG_LABELS) == set(FLAG_NAMES)
