@@ -23,9 +23,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from assistant.chat import pipeline
+from assistant.texts import Text, shown, stored, stored_pair
 from insights.models import BatchResult, BatchRun, QuestionSet, SetQuestion
 from insights.testing import comparable, reply_route
 
@@ -46,7 +47,7 @@ def _no_sets_key(bot_id: int) -> str:
 
 
 def batch_run_start(*, question_set: QuestionSet, trigger: str = BatchRun.Trigger.MANUAL,
-                    reason: str = "") -> tuple[BatchRun, bool]:
+                    reason: Text = "") -> tuple[BatchRun, bool]:
     """Queue a run of the set (the task goes after commit). Returns (run, created): a run already
     waiting or going is returned as it is."""
     from insights.tasks import batch_run_execute_task
@@ -57,18 +58,21 @@ def batch_run_start(*, question_set: QuestionSet, trigger: str = BatchRun.Trigge
         if live is not None and live.created_at > timezone.now() - STALE_AFTER:
             return live, False
         if live is not None:
-            _fail(live, _("Прогон не закончился за %(minutes)d мин.") % {"minutes": STALE_AFTER.seconds // 60})
+            _fail(live, stored(gettext_noop("Прогон не закончился за %(minutes)d мин."),
+                               minutes=STALE_AFTER.seconds // 60))
+        reason_text, reason_stored = stored_pair(reason, 300)
         run = BatchRun.objects.create(
-            bot_id=question_set.bot_id, question_set=question_set, trigger=trigger, reason=reason[:300],
-            total=question_set.cases.count(),
+            bot_id=question_set.bot_id, question_set=question_set, trigger=trigger, reason=reason_text,
+            reason_stored=reason_stored, total=question_set.cases.count(),
         )
         transaction.on_commit(lambda: batch_run_execute_task.delay(run.pk))
     return run, True
 
 
-def _fail(run: BatchRun, message: str) -> None:
-    run.status, run.error, run.finished_at = BatchRun.Status.FAILED, message[:500], timezone.now()
-    run.save(update_fields=["status", "error", "finished_at"])
+def _fail(run: BatchRun, message: Text) -> None:
+    run.error, run.error_stored = stored_pair(message, 500)
+    run.status, run.finished_at = BatchRun.Status.FAILED, timezone.now()
+    run.save(update_fields=["status", "error", "error_stored", "finished_at"])
 
 
 def batch_run_execute(*, run_id: int) -> BatchRun | None:
@@ -89,7 +93,7 @@ def batch_run_execute(*, run_id: int) -> BatchRun | None:
                 _ask(run, case)
     except Exception as exc:
         log.exception("batch run %s failed", run.pk)
-        _fail(run, _("Прогон прерван ошибкой: %(error)s") % {"error": type(exc).__name__})
+        _fail(run, stored(gettext_noop("Прогон прерван ошибкой: %(error)s"), error=type(exc).__name__))
         return run
     run.status, run.finished_at = BatchRun.Status.DONE, timezone.now()
     run.save(update_fields=["status", "finished_at"])
@@ -171,7 +175,7 @@ def rerun_pending(*, bot_id: int) -> str | None:
         reason = cache.get(_pending_key(bot_id))
     except Exception:
         return None
-    return str(reason) if reason else None
+    return shown(reason) if reason else None
 
 
 def sets_known(*, bot_id: int) -> None:
@@ -179,13 +183,13 @@ def sets_known(*, bot_id: int) -> None:
     cache.delete(_no_sets_key(bot_id))
 
 
-def knowledge_changed(*, bot_id: int, reason: str) -> None:
+def knowledge_changed(*, bot_id: int, reason: Text) -> None:
     """Queue one re-run of the bot's sets in RERUN_DELAY seconds, unless one is queued already.
     Called after commit for every entry written: the common case costs one cache read."""
     try:
         if cache.get(_no_sets_key(bot_id)):
             return
-        if not cache.add(_pending_key(bot_id), reason[:300], settings.INSIGHTS_RERUN_DELAY + 300):
+        if not cache.add(_pending_key(bot_id), reason, settings.INSIGHTS_RERUN_DELAY + 300):
             return
         if not QuestionSet.objects.filter(bot_id=bot_id).exists():
             cache.set(_no_sets_key(bot_id), 1, NO_SETS_SECONDS)
@@ -200,14 +204,14 @@ def knowledge_changed(*, bot_id: int, reason: str) -> None:
 
 def sets_rerun(*, bot_id: int) -> list[BatchRun]:
     """Run every set of the bot because its knowledge changed; the first change's reason is kept."""
-    reason = cache.get(_pending_key(bot_id)) or _("знания бота изменились")
+    reason = cache.get(_pending_key(bot_id)) or stored(gettext_noop("знания бота изменились"))
     cache.delete(_pending_key(bot_id))  # from here on, a new change queues a new re-run
     runs, busy = [], False
     for question_set in QuestionSet.objects.filter(bot_id=bot_id).order_by("pk"):
         run, created = batch_run_start(question_set=question_set, trigger=BatchRun.Trigger.KNOWLEDGE,
-                                       reason=str(reason))
+                                       reason=reason)
         runs.append(run)
         busy = busy or not created
     if busy:  # a run that began before the change may have missed it: once more, after it
-        knowledge_changed(bot_id=bot_id, reason=str(reason))
+        knowledge_changed(bot_id=bot_id, reason=reason)
     return runs

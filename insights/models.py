@@ -7,6 +7,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from assistant.bots.models import Bot
+from assistant.texts import shown
 
 
 class QuestionSet(models.Model):
@@ -61,9 +62,13 @@ class BatchRun(models.Model):
     status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.QUEUED)
     trigger = models.CharField(_("запуск"), max_length=16, choices=Trigger.choices, default=Trigger.MANUAL)
     reason = models.CharField(_("причина"), max_length=300, blank=True)
+    # The reason and the error as stored texts (assistant/texts.py), shown in the reader's language;
+    # `reason` and `error` keep their Russian.
+    reason_stored = models.JSONField(_("причина для перевода"), null=True, blank=True, editable=False)
     total = models.PositiveSmallIntegerField(_("вопросов"), default=0)
     done = models.PositiveSmallIntegerField(_("готово"), default=0)
     error = models.CharField(_("ошибка"), max_length=500, blank=True)
+    error_stored = models.JSONField(_("ошибка для перевода"), null=True, blank=True, editable=False)
     created_at = models.DateTimeField(_("создан"), auto_now_add=True)
     started_at = models.DateTimeField(_("начат"), null=True, blank=True)
     finished_at = models.DateTimeField(_("закончен"), null=True, blank=True)
@@ -80,6 +85,14 @@ class BatchRun(models.Model):
     @property
     def percent(self) -> int:
         return round(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def reason_shown(self) -> str:
+        return shown(self.reason_stored) if self.reason_stored else self.reason
+
+    @property
+    def error_shown(self) -> str:
+        return shown(self.error_stored) if self.error_stored else self.error
 
 
 class BatchResult(models.Model):

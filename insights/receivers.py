@@ -8,8 +8,9 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models.signals import post_save
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
+from assistant.texts import stored
 from knowledge.models import CrawlRun, Entry
 
 
@@ -17,7 +18,8 @@ def on_entry_saved(sender: Any, *, instance: Entry, created: bool, **kwargs: Any
     from insights.batch import knowledge_changed
 
     title = (instance.title or instance.url or str(instance.pk))[:120]
-    reason = (_("добавлена запись «%(title)s»") if created else _("изменена запись «%(title)s»")) % {"title": title}
+    msgid = gettext_noop("добавлена запись «%(title)s»") if created else gettext_noop("изменена запись «%(title)s»")
+    reason = stored(msgid, title=title)
     bot_id = instance.bot_id
     transaction.on_commit(lambda: knowledge_changed(bot_id=bot_id, reason=reason), robust=True)
 
@@ -29,8 +31,8 @@ def on_crawl_saved(sender: Any, *, instance: CrawlRun, **kwargs: Any) -> None:
         return
     bot_id, source = instance.bot_id, instance.source  # one query per finished run, if not loaded
     crawled = source.kind in (source.Kind.SITE, source.Kind.SITEMAP)
-    reason = (_("закончен обход «%(source)s»") if crawled else _("загружен источник «%(source)s»")) % {
-        "source": (source.title or source.url)[:120]}
+    msgid = gettext_noop("закончен обход «%(source)s»") if crawled else gettext_noop("загружен источник «%(source)s»")
+    reason = stored(msgid, source=(source.title or source.url)[:120])
     transaction.on_commit(lambda: knowledge_changed(bot_id=bot_id, reason=reason), robust=True)
 
 

@@ -161,3 +161,47 @@ def test_an_imported_document_queues_a_re_run(shop):
     question_set_save(bot=shop, name="Основное", text="вопрос")
     document_import(bot=shop, filename="Доставка.md", data="# Доставка\n\nПо Москве — 300 ₽.".encode())
     assert batch.rerun_pending(bot_id=shop.pk) in {"добавлена запись «Доставка.md»", "загружен источник «Доставка.md»"}
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_a_runs_reason_and_error_are_shown_in_the_readers_language(owner_client, shop, lang):
+    """Written by a worker or a request in whatever language was active, read in the reader's."""
+    from datetime import timedelta
+
+    from django.utils import timezone, translation
+    from django.utils.translation import gettext_noop
+
+    from assistant.texts import stored
+
+    question_set = question_set_save(bot=shop, name="Основное", text="вопрос")
+    with translation.override("en" if lang == "ru" else "ru"):  # the writer's language is not the reader's
+        batch.knowledge_changed(bot_id=shop.pk, reason=stored(gettext_noop("знания бота изменились")))
+        stale, _ = batch.batch_run_start(question_set=question_set, trigger=BatchRun.Trigger.KNOWLEDGE,
+                                         reason=stored(gettext_noop("изменена запись «%(title)s»"),
+                                                             title="Доставка"))
+        BatchRun.objects.filter(pk=stale.pk).update(created_at=timezone.now() - timedelta(hours=1))
+        batch.batch_run_start(question_set=question_set)  # the stale run lost its worker: it fails
+    stale.refresh_from_db()
+    assert stale.status == "failed" and stale.error == "Прогон не закончился за 30 мин."  # the column keeps Russian
+    assert stale.reason == "изменена запись «Доставка»"
+
+    owner_client.cookies["django_language"] = lang
+    page = owner_client.get(f"/b/demo/testing/runs/{stale.pk}/").content.decode()
+    listing = owner_client.get(f"/b/demo/testing/sets/{question_set.pk}/").content.decode()
+    if lang == "en":
+        assert "The run did not finish within 30 min." in page
+        assert "entry “Доставка” changed" in page and "entry “Доставка” changed" in listing
+        assert "the bot&#x27;s knowledge changed" in listing  # the re-run still to come
+    else:
+        assert "Прогон не закончился за 30 мин." in page
+        assert "изменена запись «Доставка»" in page and "изменена запись «Доставка»" in listing
+        assert "знания бота изменились" in listing
+
+
+def test_a_run_stored_before_its_texts_were_translatable_reads_as_it_was(owner_client, shop):
+    question_set = question_set_save(bot=shop, name="Основное", text="вопрос")
+    old = BatchRun.objects.create(bot=shop, question_set=question_set, status="failed", trigger="knowledge",
+                                  reason="изменена запись «Оплата»", error="Прогон прерван ошибкой: OperationalError")
+    owner_client.cookies["django_language"] = "en"
+    page = owner_client.get(f"/b/demo/testing/runs/{old.pk}/").content.decode()
+    assert "Прогон прерван ошибкой: OperationalError" in page and "изменена запись «Оплата»" in page
