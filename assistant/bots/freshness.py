@@ -7,6 +7,8 @@ when they differ.
 What must stay true:
 - The token is set after commit, never before: a copy reloaded on seeing a new token must read the
   new row. And a copy's token is read before its row, so a change committed in between is seen.
+- A copy read at an unknown moment (a socket's, read at connect) is read again when it is adopted
+  with a token (`bot_adopt`): a change committed between its read and the token would be missed.
 - Tokens are random, not counters: a Redis that comes back empty cannot hand out a token again
   that a copy remembers from before.
 - A Redis that cannot be asked makes the copy reload (one query) rather than keep old settings.
@@ -67,6 +69,14 @@ def bot_mark(bot: Bot, token: object) -> Bot:
     """Remember `token` (from `bot_remember`) with `bot`, whose row was read after the token."""
     bot.__dict__[_ATTRIBUTE] = token
     return bot
+
+
+def bot_adopt(bot: Bot, token: object) -> Bot:
+    """Mark `bot`, read at an unknown moment before `token` was (a socket's copy, read at connect),
+    with `token`: its row is read again first, unless it already carries that very token."""
+    if bot.__dict__.get(_ATTRIBUTE, _UNKNOWN) is _UNKNOWN or bot.__dict__[_ATTRIBUTE] != token:
+        bot.refresh_from_db()
+    return bot_mark(bot, token)
 
 
 def bot_fresh(bot: Bot) -> Bot:

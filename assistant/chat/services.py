@@ -84,6 +84,7 @@ def conversation_open(
     page = clean_page_url(page_url)
     token = freshness.bot_remember(bot_id=bot.pk)
     conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
+    read_with_token = conversation is not None  # its bot row was read after the token
     if conversation is None:
         # A new conversation is a write a script could repeat with new visitor ids: count it.
         ratelimit.check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
@@ -97,6 +98,7 @@ def conversation_open(
             conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
             if conversation is None:  # the winner was closed in between: start over
                 return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url)
+            read_with_token = True
     else:
         changed = {"last_ip": ip, "page_url": page}
         changed = {name: value for name, value in changed.items() if value and getattr(conversation, name) != value}
@@ -104,8 +106,10 @@ def conversation_open(
             for name, value in changed.items():
                 setattr(conversation, name, value)
             conversation.save(update_fields=[*changed, "updated_at"])
-    # A new conversation's bot is the caller's copy (the socket's, read at connect, a moment ago).
-    freshness.bot_mark(conversation.bot, token)
+    if read_with_token:
+        freshness.bot_mark(conversation.bot, token)
+    else:  # a new conversation's bot is the caller's copy (the socket's, read at connect, before the token)
+        freshness.bot_adopt(conversation.bot, token)
     return conversation
 
 

@@ -110,3 +110,25 @@ def test_a_copy_read_while_redis_was_away_reloads_once_it_is_back(shop):
     Bot.objects.filter(pk=shop.pk).update(name="Новое имя")  # a change no token announced
     freshness.bot_fresh(copy)
     assert copy.name == "Новое имя"
+
+
+def test_a_change_between_a_sockets_connect_and_its_hello_reaches_the_conversation(shop):
+    """The socket reads the bot at connect; the owner saves a change before the visitor's hello; the
+    new conversation works with the changed row, and its first turn does not read the row again."""
+    from assistant.chat import services
+
+    at_connect = Bot.objects.get(pk=shop.pk)  # what the consumer holds between connect and hello
+    _set(shop.pk, match_threshold=0.5)  # committed, its token published
+    conversation = services.conversation_open(bot=at_connect, visitor_id="v_between")
+    assert conversation.bot.match_threshold == 0.5
+    services.message_take(conversation=conversation, text="Привет", client_msg_id="c0")
+    assert not any('FROM "bots_bot"' in sql for sql in _turn_statements(conversation, "Спасибо", "c1"))
+
+
+def test_a_copy_adopted_with_the_token_it_already_carries_is_not_read_again(shop, django_assert_num_queries):
+    from assistant.bots import freshness
+
+    token = freshness.bot_remember(bot_id=shop.pk)
+    copy = freshness.bot_mark(Bot.objects.get(pk=shop.pk), token)
+    with django_assert_num_queries(0):
+        freshness.bot_adopt(copy, token)
