@@ -5,6 +5,8 @@ JSON, the snippet, the widget's sites edited as a list."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from assistant.bots.models import Bot, Membership
@@ -175,3 +177,28 @@ def test_the_setup_pages_site_check_counts_against_the_same_limit_in_english(own
     assert refused.status_code == 429
     assert "Too many site checks in a row. The next one in" in refused.content.decode()
     assert not CrawlRun.objects.filter(bot=bot).exists()
+
+
+@pytest.fixture
+def redis_away(settings):
+    """The rate limits' Redis at an address nothing listens on (a real connection refused), and the
+    real one back afterwards."""
+    from assistant.chat import ratelimit
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens on it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client, url = ratelimit._sync_client, settings.REDIS_URL
+    ratelimit._sync_client, settings.REDIS_URL = None, f"redis://127.0.0.1:{port}/0"
+    yield
+    ratelimit._sync_client, settings.REDIS_URL = client, url  # before the other fixtures' cleanup needs it
+
+
+def test_with_redis_away_a_site_check_goes_ahead_and_says_so_in_the_log(newcomer_client, demo_site, settings,
+                                                                         redis_away, caplog):
+    settings.SITECHECK_RATE_USER = 1
+    with caplog.at_level("WARNING", logger="spravka.chat"):
+        for _ in range(2):  # past the limit, uncounted: the owner is not stopped by our outage
+            checked = newcomer_client.post("/start/", {"url": demo_site, "action": "check"})
+            assert checked.status_code == 200 and "robots.txt найден" in checked.content.decode()
+    assert any("Redis unreachable" in r.getMessage() and "site checks" in r.getMessage() for r in caplog.records)
