@@ -17,6 +17,7 @@ What must stay true:
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any, Final
@@ -84,6 +85,7 @@ def _fill(text: str, params: dict[str, str]) -> str:
     return text % {name: _role_label(value) if name in ROLE_PARAMS else value for name, value in params.items()}
 
 
+@functools.cache  # a form's words in a language do not change while the process runs
 def _note_pattern(msgid: str, language: str) -> re.Pattern[str]:
     """How the form reads when written in `language`: its words as they are, each role one of the
     roles' labels, any other parameter some text."""
