@@ -2,12 +2,29 @@
 
 Nothing is ever rolled back by deleting history: reverting writes the old content as a new
 version, so the revert itself can be reverted and the history reads as what really happened.
+
+Why a version was made (its reason, simple_history's `history_change_reason`, 100 characters) is
+written in Russian in one of the forms of REASON_FORMS, or as one of REASON_CODES, and read in the
+reader's language through `reason_shown`.
+
+What must stay true:
+- What is written does not change: the REST API hands the stored reason to integrations as it is
+  (an integration contract), and rows written before `reason_shown` existed use the same forms.
+  A form is declared once, by its Russian msgid: the writer fills it in untranslated
+  (`reason_written`), the reader recognises it by the same msgid and translates it.
+- `reason_shown` accepts anything a row may hold: None or "" is a dash, a text in no known form
+  (written by hand, or by code this module does not know) is shown as it is, never dropped.
 """
 
 from __future__ import annotations
 
-from django.db import transaction
+import re
+from typing import Final
 
+from django.db import transaction
+from django.utils.translation import gettext_noop
+
+from assistant.texts import Text, shown, stored
 from knowledge.exceptions import EntryVersionNotFound
 from knowledge.indexing import passage_text
 from knowledge.models import Entry
@@ -38,6 +55,77 @@ def entry_revert(*, entry: Entry, history_id: int) -> Entry:
         if passage_text(current) != text_before:
             current.embedding, current.embedding_model = None, ""
             fields += ["embedding", "embedding_model"]
-        current._change_reason = f"откат к версии №{history_id}"  # type: ignore[attr-defined]
+        current._change_reason = reason_written(REASON_REVERT, n=history_id)  # type: ignore[attr-defined]
         current.save(update_fields=fields)
     return current
+
+
+# --- reasons of versions ---------------------------------------------------------------------------
+
+REASON_REVERT: Final = gettext_noop("откат к версии №%(n)s")
+REASON_REVIEW_ITEM: Final = gettext_noop("поправка из очереди проверки №%(n)s")  # n: the ReviewItem
+REASON_CORRECTION: Final = gettext_noop("поправка (%(origin)s)")  # origin: a Correction.Origin value
+REASON_CORRECTION_UNDO: Final = gettext_noop("отмена поправки №%(n)s")  # n: the Correction
+REASON_API_KEY: Final = gettext_noop("API, ключ %(prefix)s")  # prefix: the ApiKey's public prefix
+REASON_FORMS: Final = (REASON_REVERT, REASON_REVIEW_ITEM, REASON_CORRECTION, REASON_CORRECTION_UNDO, REASON_API_KEY)
+
+REASON_DASHBOARD: Final = "dashboard"  # an edit, a new pair or a removed document in the owner's dashboard
+REASON_API: Final = "API"  # the REST API with a credential that is not a key
+REASON_CODES: Final[dict[str, str]] = {
+    REASON_DASHBOARD: gettext_noop("в кабинете владельца"),
+    REASON_API: REASON_API,  # the same word in every language
+}
+# The origins a correction's reason names (review.models.Correction.Origin: values and labels; a test
+# keeps the two in step, since knowledge may not import review).
+CORRECTION_ORIGINS: Final[dict[str, str]] = {
+    "review": gettext_noop("очередь проверки"),
+    "gap": gettext_noop("пробелы в знаниях"),
+    "command": gettext_noop("команда correct"),
+    "operator": gettext_noop("ответ оператора"),
+}
+NO_REASON: Final = "—"
+
+
+def _pattern(msgid: str) -> re.Pattern[str]:
+    """The written form of a msgid: its words as they are, each `%(name)s` a named group (a number
+    where the name is `n`)."""
+    parts = re.split(r"%\((\w+)\)s", msgid)
+    regex = "".join(
+        re.escape(part) if i % 2 == 0 else (rf"(?P<{part}>\d+)" if part == "n" else rf"(?P<{part}>.+)")
+        for i, part in enumerate(parts)
+    )
+    return re.compile(regex)
+
+
+_PATTERNS: Final = tuple((msgid, _pattern(msgid)) for msgid in REASON_FORMS)
+
+
+def reason_written(msgid: str, /, **params: object) -> str:
+    """The reason to store, in Russian: one of REASON_FORMS filled in, cut to the column's 100."""
+    if msgid not in REASON_FORMS:
+        raise ValueError(f"not a form of version reason: {msgid!r}")
+    return (msgid % params)[:100]
+
+
+def reason_text(raw: str | None) -> Text:
+    """A stored reason as a text to show (assistant/texts.py): a known form or code as its msgid with
+    its parameters, anything else as it is."""
+    if not raw:
+        return ""
+    if raw in REASON_CODES:
+        return stored(REASON_CODES[raw])
+    for msgid, pattern in _PATTERNS:
+        match = pattern.fullmatch(raw)
+        if match is None:
+            continue
+        params: dict[str, object] = dict(match.groupdict())
+        origin = params.get("origin")
+        if isinstance(origin, str) and origin in CORRECTION_ORIGINS:
+            params["origin"] = stored(CORRECTION_ORIGINS[origin])
+        return stored(msgid, **params)
+    return raw
+
+
+def reason_shown(raw: str | None) -> str:
+    """The reason of a version in the active language; a dash when the version has none."""
+    return shown(reason_text(raw)) or NO_REASON

@@ -27,6 +27,7 @@ from assistant.chat import friction
 from assistant.chat import selectors as chat_selectors
 from knowledge import services as knowledge_services
 from knowledge.models import Entry
+from knowledge.versions import REASON_CORRECTION, REASON_CORRECTION_UNDO, REASON_REVIEW_ITEM, reason_written
 from review.exceptions import (
     AlreadyDecided,
     AnswerEmpty,
@@ -233,7 +234,8 @@ def correction_apply(
     bots are ignored; the new entry is never its own culprit."""
     question, answer = clean_question(question), clean_answer(answer)
     key = f"{'fix' if kind == Entry.Kind.CORRECTION else 'qa'}-{uuid.uuid4().hex[:20]}"
-    reason = f"поправка из очереди проверки №{item.pk}" if item else f"поправка ({origin})"
+    reason = (reason_written(REASON_REVIEW_ITEM, n=item.pk) if item
+              else reason_written(REASON_CORRECTION, origin=str(origin)))
     with transaction.atomic():
         entry = knowledge_services.entry_create_answer(
             bot=bot, question=question, answer=answer, kind=kind, key=key, url=answer_url(bot, key), reason=reason,
@@ -259,7 +261,7 @@ def correction_undo(*, correction: Correction, user: Any = None) -> Correction:
         locked = Correction.objects.select_for_update().get(pk=correction.pk)
         if locked.status == Correction.Status.UNDONE:
             return locked
-        reason = f"отмена поправки №{locked.pk}"
+        reason = reason_written(REASON_CORRECTION_UNDO, n=locked.pk)
         knowledge_services.entry_withdraw(entry=locked.entry, reason=reason)
         flags = [(link.entry_id, link.flagged_before) for link in locked.culprit_links.all()]
         knowledge_services.entries_review_restore(bot=locked.bot, flags=flags, reason=reason)

@@ -6,6 +6,7 @@ from rest_framework import viewsets
 
 from api.authentication import request_bot
 from assistant.bots.models import ApiKey, Bot
+from knowledge.versions import REASON_API, REASON_API_KEY, reason_written
 
 
 class BotScopedViewSet(viewsets.GenericViewSet):
@@ -21,7 +22,7 @@ class BotScopedViewSet(viewsets.GenericViewSet):
 
     def change_reason(self) -> str:
         key = self.request.auth
-        return f"API, ключ {key.prefix}" if isinstance(key, ApiKey) else "API"
+        return reason_written(REASON_API_KEY, prefix=key.prefix) if isinstance(key, ApiKey) else REASON_API
 
     def get_serializer_context(self) -> dict[str, Any]:
         return {**super().get_serializer_context(), "bot": self.bot}

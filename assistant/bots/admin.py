@@ -125,6 +125,16 @@ class BotAdmin(BotScopedAdmin):
         url = reverse("admin:bots_bot_members", args=[obj.pk])
         return format_html('<a class="button" href="{}">{}</a>', url, _("Владельцы и операторы, приглашения"))
 
+    def history_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        """The bot's history with the member notes in the reader's language (assistant.bots.members)."""
+        from assistant.bots.members import lines_shown
+
+        response = super().history_view(request, object_id, extra_context)
+        page = (getattr(response, "context_data", None) or {}).get("action_list")
+        if page is not None:
+            lines_shown(page)  # a TemplateResponse: rendered after this, with these rows
+        return response
+
     def members_view(self, request: HttpRequest, bot_id: int) -> HttpResponse:
         """Owners invite people by e-mail, change roles and remove members (assistant.bots.members);
         another bot's id is a 404 like a missing one."""

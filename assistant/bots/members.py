@@ -9,11 +9,17 @@ What must stay true:
   an expired, used or revoked link is refused with the reason, and nothing changes.
 - Every write goes through `assistant.bots.services` (membership_add / membership_remove), so staff
   rights follow the roles.
+- A line of the history is written in Russian, whoever acts (`note_written`: one of NOTE_FORMS
+  filled in, roles by their Russian labels), and read in the reader's language (`note_shown`).
+  Lines written before in an actor's English are recognised too; any other line (the admin's own,
+  text of unknown form) is shown as it is.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 from typing import Any, Final
 
 from django.conf import settings
@@ -26,8 +32,9 @@ from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from assistant.bots.models import Bot, Invitation, Membership
 from assistant.bots.services import membership_add, membership_remove
@@ -44,8 +51,62 @@ class MembersError(Exception):
         self.message = message
 
 
+NOTE_INVITED: Final = gettext_noop("Приглашение: %(email)s — %(role)s")
+NOTE_ACCEPTED: Final = gettext_noop("%(email)s принял приглашение: %(role)s")
+NOTE_REVOKED: Final = gettext_noop("Приглашение отозвано: %(email)s")
+NOTE_ROLE_CHANGED: Final = gettext_noop("%(email)s: %(before)s → %(after)s")
+NOTE_REMOVED: Final = gettext_noop("Удалён участник: %(email)s (%(role)s)")
+NOTE_FORMS: Final = (NOTE_INVITED, NOTE_ACCEPTED, NOTE_REVOKED, NOTE_ROLE_CHANGED, NOTE_REMOVED)
+ROLE_PARAMS: Final = frozenset({"role", "before", "after"})  # Membership.Role values, shown by their labels
+
+
+def note_written(msgid: str, /, **params: str) -> str:
+    """A line for the bot's history, in Russian: one of NOTE_FORMS; roles (ROLE_PARAMS) by value."""
+    if msgid not in NOTE_FORMS:
+        raise ValueError(f"not a form of history note: {msgid!r}")
+    with translation.override("ru"):
+        return _fill(msgid, params)
+
+
+def note_shown(message: str) -> str:
+    """A line of the bot's history in the active language: a line of NOTE_FORMS (in Russian, or in
+    the English an actor wrote it in before lines were written in Russian) translated, roles by
+    their labels in this language; anything else as it is."""
+    for msgid in NOTE_FORMS:
+        for language in ("ru", "en"):
+            match = _note_pattern(msgid, language).fullmatch(message)
+            if match is not None:
+                return _fill(_(msgid), {name: _role_of(value, language) if name in ROLE_PARAMS else value
+                                        for name, value in match.groupdict().items()})
+    return message
+
+
+def _fill(text: str, params: dict[str, str]) -> str:
+    return text % {name: _role_label(value) if name in ROLE_PARAMS else value for name, value in params.items()}
+
+
+@functools.cache  # a form's words in a language do not change while the process runs
+def _note_pattern(msgid: str, language: str) -> re.Pattern[str]:
+    """How the form reads when written in `language`: its words as they are, each role one of the
+    roles' labels, any other parameter some text."""
+    with translation.override(language):
+        template = _(msgid)
+        roles = "|".join(re.escape(str(label)) for label in Membership.Role.labels)
+    parts = re.split(r"%\((\w+)\)s", template)
+    return re.compile("".join(
+        re.escape(part) if i % 2 == 0 else (f"(?P<{part}>{roles})" if part in ROLE_PARAMS else f"(?P<{part}>.+?)")
+        for i, part in enumerate(parts)
+    ))
+
+
+def _role_of(label: str, language: str) -> str:
+    with translation.override(language):
+        return next(value for value, text in Membership.Role.choices if str(text) == label)
+
+
 def history_note(*, bot: Bot, actor: Any, message: str, flag: int = CHANGE) -> None:
-    """One line in the bot's history (the admin's «История» page of the bot)."""
+    """One line in the bot's history (the admin's «История» page of the bot); `message` from
+    `note_written`."""
     if getattr(actor, "pk", None) is None:
         return  # a command-line change has no person to name; the command prints it instead
     LogEntry.objects.create(
@@ -55,11 +116,21 @@ def history_note(*, bot: Bot, actor: Any, message: str, flag: int = CHANGE) -> N
 
 
 def bot_history(*, bot: Bot, limit: int = 50) -> list[LogEntry]:
-    """The newest lines of the bot's history (`history_note` and the admin's own), newest first."""
-    return list(
+    """The newest lines of the bot's history (`history_note` and the admin's own), newest first, each
+    line's message in the active language (`lines_shown`)."""
+    return lines_shown(list(
         LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(Bot), object_id=str(bot.pk))
         .select_related("user").order_by("-action_time", "-pk")[:limit]
-    )
+    ))
+
+
+def lines_shown(lines: Any) -> Any:
+    """Put each line's note in the active language for showing (`get_change_message` reads it; the
+    admin's own lines, JSON that Django translates itself, stay). The rows are not saved again."""
+    for line in lines:
+        if line.change_message and not line.change_message.startswith("["):
+            line.change_message = note_shown(line.change_message)
+    return lines
 
 
 def _role_label(role: str) -> str:
@@ -99,7 +170,7 @@ def invitation_create(*, bot: Bot, email: str, role: str, invited_by: Any) -> tu
         invitation = Invitation.objects.create(bot=bot, email=email, role=role, invited_by=invited_by)
         link = invitation_link(invitation)
         history_note(bot=bot, actor=invited_by, flag=ADDITION,
-                     message=_("Приглашение: %(email)s — %(role)s") % {"email": email, "role": _role_label(role)})
+                     message=note_written(NOTE_INVITED, email=email, role=role))
         transaction.on_commit(lambda: _send(invitation, link))
     return invitation, link
 
@@ -164,8 +235,8 @@ def invitation_accept(*, invitation: Invitation, user: Any = None, password: str
         member = result.membership.user
         locked.accepted_at, locked.accepted_by = timezone.now(), member
         locked.save(update_fields=["accepted_at", "accepted_by"])
-        history_note(bot=locked.bot, actor=member, message=_("%(email)s принял приглашение: %(role)s")
-                     % {"email": locked.email, "role": _role_label(locked.role)})
+        history_note(bot=locked.bot, actor=member,
+                     message=note_written(NOTE_ACCEPTED, email=locked.email, role=locked.role))
     return result.membership
 
 
@@ -174,7 +245,7 @@ def invitation_revoke(*, invitation: Invitation, actor: Any) -> None:
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
         history_note(bot=invitation.bot, actor=actor, flag=DELETION,
-                     message=_("Приглашение отозвано: %(email)s") % {"email": invitation.email})
+                     message=note_written(NOTE_REVOKED, email=invitation.email))
 
 
 def _other_owners(membership: Membership) -> bool:
@@ -194,8 +265,8 @@ def membership_role_set(*, membership: Membership, role: str, actor: Any) -> Mem
             raise MembersError(_("Это единственный владелец бота: сначала назначьте другого владельца."))
         before = membership.role
         result = membership_add(bot=membership.bot, email=membership.user.get_username(), role=role)
-        history_note(bot=membership.bot, actor=actor, message=_("%(email)s: %(before)s → %(after)s") % {
-            "email": membership.user.get_username(), "before": _role_label(before), "after": _role_label(role)})
+        history_note(bot=membership.bot, actor=actor, message=note_written(
+            NOTE_ROLE_CHANGED, email=membership.user.get_username(), before=before, after=role))
     return result.membership
 
 
@@ -207,5 +278,5 @@ def membership_remove_by(*, membership: Membership, actor: Any) -> None:
             raise MembersError(_("Это единственный владелец бота: его нельзя удалить."))
         email, role, bot = membership.user.get_username(), membership.role, membership.bot
         membership_remove(membership=membership)
-        history_note(bot=bot, actor=actor, flag=DELETION, message=_("Удалён участник: %(email)s (%(role)s)")
-                     % {"email": email, "role": _role_label(role)})
+        history_note(bot=bot, actor=actor, flag=DELETION,
+                     message=note_written(NOTE_REMOVED, email=email, role=role))

@@ -25,10 +25,11 @@ from knowledge.indexing import embedding_request
 from knowledge.models import Entry, Source
 from knowledge.selectors import entries_of, sources_of
 from knowledge.services import document_delete, entry_create, entry_edit, source_crawl
+from knowledge.versions import REASON_DASHBOARD
 
 LOGIN_URL = "login"
 QA_PAGE: Final = 50
-CHANGE_REASON: Final = "dashboard"
+CHANGE_REASON: Final = REASON_DASHBOARD
 
 
 def _back(bot: Bot, anchor: str = "") -> HttpResponseRedirect:
