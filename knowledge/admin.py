@@ -15,8 +15,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from assistant.bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
+from knowledge.admin_history import ReadableHistory
 from knowledge.models import CrawlRun, Entry, Page, Source
-from knowledge.versions import reason_shown
 
 
 def progress_bar(run: CrawlRun | None) -> SafeString:
@@ -110,7 +110,7 @@ class PageAdmin(BotScopedAdmin):
 
 
 @admin.register(Entry)
-class EntryAdmin(ScopedHistoryAdmin):
+class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
     list_display = ["short_title", "kind", "url", "weight", "review_needed", "active", "embedded", "updated_at"]
     list_filter = ["kind", "active", "review_needed", "bot"]
     search_fields = ["title", "text", "url"]
@@ -124,17 +124,6 @@ class EntryAdmin(ScopedHistoryAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).defer("embedding")
-
-    def render_history_view(self, request: HttpRequest, template: str, context: dict[str, Any], **kwargs: Any) -> Any:
-        """The history page shows each version's reason in the reader's language (stored in Russian or
-        as a code: knowledge/versions.py). The last hook before simple_history's own template renders
-        the page's rows, whose reason cell prints `history_change_reason`: the value is replaced on
-        these rows only, which are shown and never saved (a copy of the template would drift from
-        the installed simple_history)."""
-        page = context.get("page_obj")
-        for record in page.object_list if page is not None else ():
-            record.history_change_reason = reason_shown(record.history_change_reason)
-        return super().render_history_view(request, template, context, **kwargs)
 
     @admin.display(description=_("Запись"), ordering="title")
     def short_title(self, obj: Entry) -> str:

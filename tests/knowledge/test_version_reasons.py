@@ -247,3 +247,43 @@ def test_the_api_hands_out_the_reasons_as_they_are_stored(versioned):
         "dashboard",
         f"API, ключ {ids['key']}",
     ]
+
+
+# --- the rest of the page: labels and values as a person reads them (knowledge/admin_history.py) ---
+
+HEADER = re.compile(r'<th scope="col">([^<]*)</th>')
+
+
+def headers(html: str) -> list[str]:
+    table = html[html.index('<table id="change-history">'):]
+    return HEADER.findall(table[:table.index("</thead>")])
+
+
+def test_the_history_page_labels_its_columns_and_shows_values_and_changes_as_the_changelist_does(client, versioned):
+    entry, _ids = versioned
+    html = client.get(reverse("admin:knowledge_entry_history", args=[entry.pk]), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert headers(html) == ["Версия", "Вид", "Вес", "Активна", "Когда", "Действие", "Кто", "Причина",
+                                     "Что изменилось"]
+    parser = _Rows()
+    parser.feed(html)
+    rows = [[" ".join(cell.split()) for cell in row] for row in parser.rows]
+    weight = f"{entry.weight:.1f}".replace(".", ",")  # in the reader's locale: a decimal comma
+    assert {row[1] for row in rows} == {"вопрос-ответ"} and {row[2] for row in rows} == {weight}
+    assert 'alt="True"' in html and "True" not in " ".join(" ".join(row) for row in rows)  # booleans are icons
+    assert rows[-1][6] == "система" and any(row[6] == "owner@shop.example" for row in rows)
+    changes = [row[-1] for row in rows]
+    assert changes[-1] == "—"  # the first version changed nothing
+    assert any("Текст или ответ: Да, с Тверской, 1. → Да, с Тверской, 7." in change for change in changes)
+    assert any("Нужна проверка: нет → да" in change for change in changes)
+    assert not any("Хэш" in change or "Ключ" in change for change in changes)  # bookkeeping is left out
+
+
+def test_the_history_page_in_english_has_no_russian_in_its_chrome(client, versioned):
+    entry, _ids = versioned
+    html = client.get(reverse("admin:knowledge_entry_history", args=[entry.pk]), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    shown = headers(html)
+    assert shown[:4] == ["Version", "Kind", "Weight", "Active"] and not [h for h in shown if CYRILLIC.search(h)]
+    parser = _Rows()
+    parser.feed(html)
+    assert {" ".join(row[1].split()) for row in parser.rows} == {"question and answer"}
+    assert "Needs review: no → yes" in " ".join(" ".join(row[-1].split()) for row in parser.rows)
