@@ -261,9 +261,10 @@ def headers(html: str) -> list[str]:
 
 def test_the_history_page_labels_its_columns_and_shows_values_and_changes_as_the_changelist_does(client, versioned):
     entry, _ids = versioned
-    html = client.get(reverse("admin:knowledge_entry_history", args=[entry.pk]), HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    url = reverse("admin:knowledge_entry_history", args=[entry.pk])
+    html = client.get(url, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
     assert headers(html) == ["Версия", "Вид", "Вес", "Активна", "Когда", "Действие", "Кто", "Причина",
-                                     "Что изменилось"]
+                             "Что изменилось"]
     parser = _Rows()
     parser.feed(html)
     rows = [[" ".join(cell.split()) for cell in row] for row in parser.rows]
@@ -280,7 +281,8 @@ def test_the_history_page_labels_its_columns_and_shows_values_and_changes_as_the
 
 def test_the_history_page_in_english_has_no_russian_in_its_chrome(client, versioned):
     entry, _ids = versioned
-    html = client.get(reverse("admin:knowledge_entry_history", args=[entry.pk]), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    url = reverse("admin:knowledge_entry_history", args=[entry.pk])
+    html = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     shown = headers(html)
     assert shown[:4] == ["Version", "Kind", "Weight", "Active"] and not [h for h in shown if CYRILLIC.search(h)]
     parser = _Rows()
