@@ -68,6 +68,15 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
 
+# A decision is a form post and a redirect: on a loaded machine it takes longer than a text check.
+DECIDED = 20_000
+
+
+def keys_ready(page: Page) -> None:
+    """After a decision the queue is a new page: a key pressed before its script has run is lost."""
+    page.wait_for_load_state("load")
+
+
 def test_an_owner_approves_edits_and_rejects_with_the_keyboard(
     page: Page, live_app: str, queue_bot: dict[str, Any], shots: Path, django_db_blocker: DjangoDbBlocker
 ):
@@ -89,19 +98,21 @@ def test_an_owner_approves_edits_and_rejects_with_the_keyboard(
     expect(card).to_contain_text("Анна")
 
     page.keyboard.press("1")  # approve Анна's draft as it is
-    expect(page.locator(".messagelist")).to_contain_text("Ответ одобрен")
+    expect(page.locator(".messagelist")).to_contain_text("Ответ одобрен", timeout=DECIDED)
     expect(page.locator("#approval-queue")).to_contain_text("Ответ 1 из 2")
     expect(card).to_contain_text("Олег")
+    keys_ready(page)
 
     page.keyboard.press("2")  # edit Олег's
     expect(page.locator("#aq-text")).to_be_focused()
     page.fill("#aq-text", EDITED)
     page.keyboard.press("Control+Enter")
-    expect(page.locator(".messagelist")).to_contain_text("Исправленный ответ одобрен")
+    expect(page.locator(".messagelist")).to_contain_text("Исправленный ответ одобрен", timeout=DECIDED)
     expect(card).to_contain_text("Ира")
+    keys_ready(page)
 
     page.keyboard.press("3")  # reject Ира's
-    expect(page.locator(".messagelist")).to_contain_text("Ответ отклонён")
+    expect(page.locator(".messagelist")).to_contain_text("Ответ отклонён", timeout=DECIDED)
     expect(page.locator(".aq-empty")).to_contain_text("Ответов, ждущих решения, нет")
 
     with django_db_blocker.unblock():
