@@ -95,6 +95,7 @@ def login(page: Page, app: str, next_path: str) -> None:
     page.fill("#id_username", "review-owner")
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
+    page.wait_for_url(f"{app}{next_path}")  # loaded: the queue's keys work from here
 
 
 def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(

@@ -92,10 +92,13 @@ def test_an_owner_approves_edits_and_rejects_with_the_keyboard(
     expect(card).to_contain_text("проверка не выполнялась")  # the judge was down: manual
     shots and page.screenshot(path=str(shots / "review-replies-queue.png"), full_page=True)
 
+    keys_ready(page)
     page.keyboard.press("j")  # J and K move without deciding
     expect(card).to_contain_text("Олег")
+    keys_ready(page)
     page.keyboard.press("k")
     expect(card).to_contain_text("Анна")
+    keys_ready(page)
 
     page.keyboard.press("1")  # approve Анна's draft as it is
     expect(page.locator(".messagelist")).to_contain_text("Ответ одобрен", timeout=DECIDED)
