@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
@@ -109,6 +110,46 @@ class PageAdmin(BotScopedAdmin):
         return obj.reason_shown
 
 
+# The reason of the versions the admin writes (the dashboard's is "dashboard", the API's "API").
+ADMIN_REASON = "admin"
+LISTED_TITLES = 20  # entries named in an action's message; the rest are counted
+
+
+class EntryAdminForm(forms.ModelForm):
+    """The admin's entry form refuses what the services would: the same checks as an entry written
+    through the dashboard or the API (`entry_problems`), and a question already asked by another
+    pair of the bot, each shown at its field."""
+
+    class Meta:
+        model = Entry
+        fields = ["bot", "kind", "title", "heading_path", "text", "url", "weight", "review_needed", "active", "source"]
+
+    def clean(self) -> dict[str, Any]:
+        from knowledge.services import entry_problems, entry_title_twin
+
+        data = super().clean() or {}
+        kind = data.get("kind", self.instance.kind)
+        problems = entry_problems(kind=kind, title=data.get("title", ""), text=data.get("text", ""),
+                                  url=data.get("url", ""), weight=data.get("weight", 0.5))
+        for field, problem in problems.items():
+            if field in data:  # a field that failed its own check shows that error already
+                self.add_error(field, problem)
+        if "title" in data and not problems.get("title"):
+            twin = entry_title_twin(entry_id=self.instance.pk, kind=kind, title=data["title"])
+            if twin is not None:
+                self.add_error("title", _("Такой вопрос уже есть в знаниях: запись №%(entry)s.") % {"entry": twin})
+        return data
+
+
+def _named(entries: list[tuple[Entry, str]]) -> str:
+    """«title» (what is wrong); … for an action's message, the first LISTED_TITLES of them."""
+    parts = [f"«{(entry.title or entry.text)[:80] or f'№{entry.pk}'}» ({problem})"
+             for entry, problem in entries[:LISTED_TITLES]]
+    if len(entries) > LISTED_TITLES:
+        parts.append(_("и ещё %(n)s") % {"n": len(entries) - LISTED_TITLES})
+    return "; ".join(parts)
+
+
 @admin.register(Entry)
 class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
     list_display = ["short_title", "kind", "url", "weight", "review_needed", "active", "embedded", "updated_at"]
@@ -120,6 +161,7 @@ class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
     fields = ["bot", "kind", "title", "heading_path", "text", "url", "weight", "review_needed", "active",
               "source", "page", "key", "embedding_model", "created_at", "updated_at"]
     actions = ["mark_reviewed", "deactivate", "activate"]
+    form = EntryAdminForm
     history_list_display = ["kind", "weight", "active"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
@@ -136,26 +178,57 @@ class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
     def save_model(self, request: HttpRequest, obj: Entry, form: Any, change: bool) -> None:
         from knowledge.services import entry_save_from_admin
 
-        entry_save_from_admin(entry=obj, changed_fields=list(form.changed_data))
+        entry_save_from_admin(entry=obj, changed_fields=list(form.changed_data), reason=ADMIN_REASON)
 
     @admin.action(description=_("Отметить как проверенные"))
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
-        self._bulk(request, queryset, review_needed=False)
+        from assistant.bots.models import Bot
+        from knowledge.services import entries_review_clear
+
+        by_bot: dict[int, list[int]] = {}
+        for bot_id, entry_id in queryset.values_list("bot_id", "pk"):  # the user's bots only (get_queryset)
+            by_bot.setdefault(bot_id, []).append(entry_id)
+        changed = sum(entries_review_clear(bot=bot, entry_ids=by_bot[bot.pk], reason=ADMIN_REASON)
+                      for bot in Bot.objects.filter(pk__in=by_bot))
+        self._report(request, changed=changed, unchanged=sum(map(len, by_bot.values())) - changed, invalid=[])
 
     @admin.action(description=_("Отключить"))
     def deactivate(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
-        self._bulk(request, queryset, active=False)
+        self._switch(request, queryset, active=False)
 
     @admin.action(description=_("Включить"))
     def activate(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
-        self._bulk(request, queryset, active=True)
+        self._switch(request, queryset, active=True)
 
-    def _bulk(self, request: HttpRequest, queryset: QuerySet[Entry], **values: bool) -> None:
-        """Row by row, so that every change lands in the version history."""
-        changed = 0
-        for entry in queryset:
-            for field, value in values.items():
-                setattr(entry, field, value)
-            entry.save(update_fields=[*values, "updated_at"])
-            changed += 1
+    def _switch(self, request: HttpRequest, queryset: QuerySet[Entry], *, active: bool) -> None:
+        """Each entry through `entry_edit`, as the dashboard and the API switch one: a version with
+        the admin's reason, its words counted out of or into the bot's lexicon. An entry that fails
+        the checks every write passes is left as it is and named in the message."""
+        from knowledge.exceptions import EntryInvalid
+        from knowledge.services import entry_edit
+
+        changed, unchanged, invalid = 0, 0, []
+        for entry in queryset.defer("embedding").order_by("pk"):
+            if entry.active == active:
+                unchanged += 1
+                continue
+            try:
+                entry_edit(entry=entry, changes={"active": active}, reason=ADMIN_REASON)
+            except EntryInvalid as exc:
+                invalid.append((entry, "; ".join(exc.problems.values())))
+            else:
+                changed += 1
+        self._report(request, changed=changed, unchanged=unchanged, invalid=invalid)
+
+    def _report(self, request: HttpRequest, *, changed: int, unchanged: int,
+                invalid: list[tuple[Entry, str]]) -> None:
         self.message_user(request, _("Изменено записей: %d") % changed, messages.SUCCESS)
+        if unchanged:
+            self.message_user(request, _("Уже были такими, не изменены: %d") % unchanged, messages.INFO)
+        if invalid:
+            self.message_user(
+                request,
+                _("Не изменены записи с ошибками — исправьте их в форме записи: %(entries)s") % {
+                    "entries": _named(invalid)},
+                messages.WARNING,
+            )

@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import Model, Q, QuerySet
 
 from knowledge.embeddings import Embedder, get_embedder
-from knowledge.models import Entry
+from knowledge.models import Entry, Lexeme
 
 R = TypeVar("R", bound=Model)
 
@@ -181,6 +181,14 @@ def embeddings_reset(*, bot_id: int) -> int:
     return Entry.objects.filter(bot_id=bot_id).update(embedding=None, embedding_model="")
 
 
+# What the lexicon of a bot is (parameters: the bot's id twice): each lexeme of its active entries with
+# the number of entries holding it, and lexeme '' with the number of active entries.
+_LEXICON_WORDS = (
+    "SELECT %s, word, ndoc FROM ts_stat(format("
+    "'SELECT search_vector FROM knowledge_entry WHERE bot_id = %%s AND active', %s::bigint))"
+)
+_LEXICON_SIZE = "SELECT %s, '', count(*) FROM knowledge_entry WHERE bot_id = %s AND active"
+
 LEXICON_LOCK = 7311  # pg_advisory_xact_lock(LEXICON_LOCK, bot_id): one lexicon writer per bot at a time
 
 
@@ -196,18 +204,9 @@ def lexicon_refresh(*, bot_id: int) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [LEXICON_LOCK, bot_id])
         cursor.execute("DELETE FROM knowledge_lexeme WHERE bot_id = %s", [bot_id])
-        cursor.execute(
-            "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
-            "SELECT %s, word, ndoc FROM ts_stat(format("
-            "'SELECT search_vector FROM knowledge_entry WHERE bot_id = %%s AND active', %s::bigint))",
-            [bot_id, bot_id],
-        )
+        cursor.execute(f"INSERT INTO knowledge_lexeme (bot_id, lexeme, df) {_LEXICON_WORDS}", [bot_id, bot_id])
         count = cursor.rowcount
-        cursor.execute(
-            "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
-            "SELECT %s, '', count(*) FROM knowledge_entry WHERE bot_id = %s AND active",
-            [bot_id, bot_id],
-        )
+        cursor.execute(f"INSERT INTO knowledge_lexeme (bot_id, lexeme, df) {_LEXICON_SIZE}", [bot_id, bot_id])
         # Fresh statistics at once: until autovacuum comes round, a new bot's thousands of lexemes
         # are planned as one row, and every word of a question then scans them all (7 ms at 16k).
         cursor.execute("ANALYZE knowledge_lexeme")
@@ -234,3 +233,17 @@ def lexicon_adjust(*, entry_id: int, delta: int) -> None:
             "WHERE e.id = %s AND l.bot_id = e.bot_id AND l.df <= 0 AND l.lexeme <> ''",
             [entry_id],
         )
+
+
+def lexicon_fresh(*, bot_id: int) -> dict[str, int]:
+    """The bot's lexicon as a rebuild (`lexicon_refresh`) would write it now, computed without writing
+    it: lexeme -> number of active entries holding it ('' -> number of active entries). What the
+    stored one (`lexicon_stored`) must equal after every write that adjusts it."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"{_LEXICON_WORDS} UNION ALL {_LEXICON_SIZE}", [bot_id, bot_id, bot_id, bot_id])
+        return {lexeme: df for _bot, lexeme, df in cursor.fetchall()}
+
+
+def lexicon_stored(*, bot_id: int) -> dict[str, int]:
+    """The bot's lexicon as search reads it (lexeme -> document frequency)."""
+    return dict(Lexeme.objects.filter(bot_id=bot_id).values_list("lexeme", "df"))

@@ -164,23 +164,23 @@ def source_schedule(*, source: Source, recrawl_hours: int | None) -> Source:
     return source
 
 
-def entry_save_from_admin(*, entry: Entry, changed_fields: list[str]) -> Entry:
-    """Save an owner's edit. New text needs a new vector: drop the stale one and embed after commit,
-    so the change takes effect on the next question. Editing the text of an entry flagged for
-    review is the owner's answer to the flag, so the flag is cleared (unless set in the same edit)."""
-    validate_link(entry.url)
-    if not entry.pk or {"title", "heading_path", "text"} & set(changed_fields):
-        entry.embedding, entry.embedding_model = None, ""
-        if entry.pk and "review_needed" not in changed_fields:
-            entry.review_needed = False
-    weight = entry.weight
-    entry.content_hash = content_hash(entry.kind, entry.title, entry.heading_path, entry.text, entry.url, weight)
-    entry.save()
-    if not entry.embedding_model:
-        from knowledge.indexing import embedding_request
+def entry_save_from_admin(*, entry: Entry, changed_fields: list[str], reason: str = "") -> Entry:
+    """Save an owner's edit in the admin's form (or a new entry typed there): `entry` carries the
+    form's values. Checked like any entry a person writes (`EntryInvalid`, nothing saved), then
+    the same bookkeeping as `entry_edit`: new wording gets a new vector at once and answers a review
+    flag (unless the flag was set in the same edit), the bot's lexicon counts the old words out and
+    the new ones in (and the entry out or in when it is switched off or on, or created), and a Q/A
+    pair's key follows its question. One version, with `reason`."""
+    from knowledge.exceptions import EntryInvalid
 
-        embedding_request(bot_id=entry.bot_id)  # on the embed queue, after commit
-    return entry
+    problems = entry_problems(kind=entry.kind, title=entry.title, text=entry.text, url=entry.url, weight=entry.weight)
+    if problems:
+        raise EntryInvalid(problems)
+    with transaction.atomic():
+        stored = Entry.objects.select_for_update().defer("embedding")
+        before = stored.filter(pk=entry.pk).first() if entry.pk else None
+        return _entry_store(entry=entry, before=before, fields=None,
+                            keep_review="review_needed" in changed_fields, reason=reason)
 
 
 # --- correction memory: owner answers that take effect on the next message ----------------------
@@ -260,6 +260,22 @@ def entries_review_restore(*, bot: Bot, flags: Iterable[tuple[int, bool]], reaso
             entry.save(update_fields=["review_needed", "updated_at"])
             restored += 1
     return restored
+
+
+def entries_review_clear(*, bot: Bot, entry_ids: Iterable[int], reason: str = "") -> int:
+    """The owner has checked these entries of the bot: their review flags are cleared (search no
+    longer scores them lower), one version each with `reason`. Ids of other bots and entries not
+    flagged are left alone. Returns how many flags were cleared."""
+    cleared = 0
+    with transaction.atomic():
+        flagged = Entry.objects.select_for_update().filter(bot=bot, pk__in=list(entry_ids), review_needed=True)
+        for entry in flagged.defer("embedding").order_by("pk"):
+            entry.review_needed = False
+            if reason:
+                entry._change_reason = reason[:100]  # type: ignore[attr-defined]
+            entry.save(update_fields=["review_needed", "updated_at"])
+            cleared += 1
+    return cleared
 
 
 # --- entries written one by one: the REST API (and any form that edits a single entry) --------------
@@ -358,15 +374,14 @@ def entry_edit(*, entry: Entry, changes: dict[str, object], reason: str = "") ->
     its words out of or into the bot's lexicon. `active: False` is how an entry is removed: kept,
     versioned, restorable."""
     from knowledge.exceptions import EntryInvalid
-    from knowledge.importing import question_key
-    from knowledge.indexing import lexicon_adjust, passage_text
 
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
         raise EntryInvalid({name: _("поле %(name)s не меняется") % {"name": name} for name in sorted(unknown)})
     with transaction.atomic():
         current = Entry.objects.select_for_update().get(pk=entry.pk)
-        was_active, passage_before, old_title = current.active, passage_text(current), current.title
+        before = Entry(pk=current.pk, bot_id=current.bot_id, kind=current.kind, title=current.title,
+                       heading_path=current.heading_path, text=current.text, active=current.active)
         for name, value in changes.items():
             setattr(current, name, value)
         problems = entry_problems(
@@ -374,29 +389,62 @@ def entry_edit(*, entry: Entry, changes: dict[str, object], reason: str = "") ->
         )
         if problems:
             raise EntryInvalid(problems)
-        fields = [*EDITABLE_FIELDS, "content_hash", "updated_at"]
-        if current.kind == Entry.Kind.QA and current.key and current.key == question_key(old_title):
-            current.key = question_key(current.title)
-            _qa_key_free(entry=current)
+        return _entry_store(entry=current, before=before, fields=[*EDITABLE_FIELDS, "content_hash", "updated_at"],
+                            reason=reason)
+
+
+def entry_title_twin(*, entry_id: int | None, kind: str, title: str) -> int | None:
+    """The id of the bot's other entry that a Q/A pair would collide with if its question became
+    `title` (its key follows its question, see `_entry_store`); None when there is none, or when
+    the key would not change. For forms, to say so before saving."""
+    from knowledge.importing import question_key
+
+    stored = Entry.objects.select_related("source").filter(pk=entry_id).first() if entry_id else None
+    if stored is None or kind != Entry.Kind.QA or not stored.key or stored.key != question_key(stored.title):
+        return None
+    twin = Entry.objects.filter(bot_id=stored.bot_id, source=stored.source, key=question_key(title))
+    return twin.exclude(pk=stored.pk).values_list("pk", flat=True).first()
+
+
+def _entry_store(
+    *, entry: Entry, before: Entry | None, fields: list[str] | None, keep_review: bool = False, reason: str = "",
+) -> Entry:
+    """What every write of one entry by a person shares (`entry_edit`, `entry_save_from_admin`), inside
+    the caller's transaction. `entry` carries the new values; `before` is the stored row as it was
+    (locked by the caller; None: a new entry). A Q/A pair's key follows its question; new wording
+    (or another bot) gets a new vector at once and answers a review flag unless `keep_review`; the
+    lexicon counts the stored words out (before the save: they are read from the row) and the new
+    ones in (after it), whenever the wording changed or the entry was switched off or on; one
+    version with `reason`. `fields`: the update_fields of the save, None to save every field."""
+    from knowledge.importing import question_key
+    from knowledge.indexing import lexicon_adjust, passage_text
+
+    fields = None if fields is None else list(fields)
+    was_active = before is not None and before.active
+    reworded = before is None or before.bot_id != entry.bot_id or passage_text(entry) != passage_text(before)
+    if (before is not None and entry.kind == Entry.Kind.QA and entry.key
+            and entry.key == question_key(before.title)):
+        entry.key = question_key(entry.title)
+        _qa_key_free(entry=entry)
+        if fields is not None:
             fields.append("key")
-        reworded = passage_text(current) != passage_before
-        if was_active and (reworded or not current.active):
-            lexicon_adjust(entry_id=current.pk, delta=-1)  # counts the stored (old) words out
-        if reworded or (current.active and not current.embedding_model):
-            _embed_into(current)
+    if was_active and (reworded or not entry.active):
+        lexicon_adjust(entry_id=entry.pk, delta=-1)  # counts the stored (old) words out
+    if reworded or (entry.active and not entry.embedding_model):
+        _embed_into(entry)
+        if fields is not None:
             fields += ["embedding", "embedding_model"]
-        if reworded:
-            current.review_needed = False
+    if reworded and before is not None and not keep_review:
+        entry.review_needed = False
+        if fields is not None:
             fields.append("review_needed")
-        current.content_hash = content_hash(
-            current.kind, current.title, current.heading_path, current.text, current.url, current.weight
-        )
-        if reason:
-            current._change_reason = reason[:100]  # type: ignore[attr-defined]
-        current.save(update_fields=fields)
-        if current.active and (reworded or not was_active):
-            lexicon_adjust(entry_id=current.pk, delta=1)
-    return current
+    entry.content_hash = content_hash(entry.kind, entry.title, entry.heading_path, entry.text, entry.url, entry.weight)
+    if reason:
+        entry._change_reason = reason[:100]  # type: ignore[attr-defined]
+    entry.save(update_fields=fields)
+    if entry.active and (reworded or not was_active):
+        lexicon_adjust(entry_id=entry.pk, delta=1)
+    return entry
 
 
 def entry_restore_version(*, entry: Entry, history_id: int) -> Entry:
