@@ -18,6 +18,7 @@ from django.utils.translation import ngettext
 from assistant.bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
 from knowledge.admin_history import ReadableHistory
 from knowledge.models import CrawlRun, Entry, Page, Source
+from knowledge.versions import REASON_ADMIN
 
 
 def progress_bar(run: CrawlRun | None) -> SafeString:
@@ -111,7 +112,7 @@ class PageAdmin(BotScopedAdmin):
 
 
 # The reason of the versions the admin writes (the dashboard's is "dashboard", the API's "API").
-ADMIN_REASON = "admin"
+ADMIN_REASON = REASON_ADMIN
 LISTED_TITLES = 20  # entries named in an action's message; the rest are counted
 
 

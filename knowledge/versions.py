@@ -71,8 +71,10 @@ REASON_FORMS: Final = (REASON_REVERT, REASON_REVIEW_ITEM, REASON_CORRECTION, REA
 
 REASON_DASHBOARD: Final = "dashboard"  # an edit, a new pair or a removed document in the owner's dashboard
 REASON_API: Final = "API"  # the REST API with a credential that is not a key
+REASON_ADMIN: Final = "admin"  # the admin's entry form, its bulk actions and its revert
 REASON_CODES: Final[dict[str, str]] = {
     REASON_DASHBOARD: gettext_noop("в кабинете владельца"),
+    REASON_ADMIN: gettext_noop("в админке"),
     REASON_API: REASON_API,  # the same word in every language
 }
 # The origins a correction's reason names (review.models.Correction.Origin: values and labels; a test
