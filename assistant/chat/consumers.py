@@ -72,7 +72,8 @@ def _keeping_connection(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         finally:
             raw = connection.connection
-            if raw is not None and connection.pool is None and getattr(connection, "_chat_kept", None) is not raw:
+            pooled = getattr(connection, "pool", None) is not None  # the pool keeps connections, not this thread
+            if raw is not None and not pooled and getattr(connection, "_chat_kept", None) is not raw:
                 connection._chat_kept = raw  # type: ignore[attr-defined]  # a new connection: set its age
                 max_age = connection.settings_dict["CONN_MAX_AGE"]
                 if max_age is not None:
