@@ -167,6 +167,8 @@ def main() -> None:
                 got, sessions, errs = measure(servers[which], setup, args.requests)
                 for name, values in got.items():
                     times[which][name] += values
+                print(f"  round {round_no + 1}, {servers[which].label}: p50 ms "
+                      + ", ".join(f"{1000 * percentile(got[name], 50):.1f}" for name in ROWS), file=sys.stderr)
                 opened[which] += sessions
                 errors[which] += errs
     finally:

@@ -8,9 +8,10 @@ What must stay true:
   The worker threads are a fixed pool of this module's, and each keeps its database connection
   between calls (at least KEEP_CONNECTION_SECONDS, longer if CONN_MAX_AGE says so; a broken one
   is dropped as Django drops it): a new PostgreSQL connection per call cost about a quarter of a
-  message's time. One process so holds at most DB_THREADS connections for its sockets. With the
-  serving process's pool (assistant/dbpool.py) a thread gives its connection back after each call
-  instead, and the pool is what keeps them, shared with the HTTP requests' threads.
+  message's time. One process so holds at most DB_THREADS connections for its sockets. In the
+  serving process they come from its pool (assistant/dbpool.py), which is larger than that, so the
+  HTTP requests always find one; with a pool no larger than DB_THREADS a thread gives its
+  connection back after each call instead (KEEP_POOLED: a pooled checkout costs ~1 ms a turn).
 - Errors reach the visitor as error frames with a readable message; the socket stays open.
 """
 
@@ -57,6 +58,10 @@ BUTTON_HANDOFF_REASON: Final = "button"
 
 DB_THREADS: Final = settings.DB_THREADS  # asyncio's default executor size, as before
 KEEP_CONNECTION_SECONDS: Final = 60.0
+# With the serving process's pool (assistant/dbpool.py) the threads keep a pooled connection the
+# same way when the pool has room for all of them and more (the default DB_THREADS + 4): the HTTP
+# requests' threads then always find one. A smaller pool gets its connection back after each call.
+KEEP_POOLED: Final = int((settings.DB_POOL_OPTIONS or {}).get("max_size", 0)) > DB_THREADS
 _executor = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="chat-db")
 
 
@@ -72,8 +77,8 @@ def _keeping_connection(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         finally:
             raw = connection.connection
-            pooled = getattr(connection, "pool", None) is not None  # the pool keeps connections, not this thread
-            if raw is not None and not pooled and getattr(connection, "_chat_kept", None) is not raw:
+            keep = KEEP_POOLED or getattr(connection, "pool", None) is None
+            if raw is not None and keep and getattr(connection, "_chat_kept", None) is not raw:
                 connection._chat_kept = raw  # type: ignore[attr-defined]  # a new connection: set its age
                 max_age = connection.settings_dict["CONN_MAX_AGE"]
                 if max_age is not None:
