@@ -2,7 +2,7 @@
 real uvicorn with the pool off (a new PostgreSQL connection per HTTP request, the sockets' threads
 keeping theirs) and on, in the same run.
 
-    python bench/db_pool.py [--requests 100] [--rounds 2] [--max-size N]
+    python bench/db_pool.py [--requests 60] [--rounds 4] [--max-size N]
 
 Set-up on the bench database: the bot `bench-pool` with three passages (bench/ws_capacity.py's),
 its allowed origin, an owner signed in (a session row) and an API key. Then `--rounds` times, one
@@ -136,8 +136,8 @@ def measure(server: Server, setup: dict[str, Any], loads: int) -> tuple[dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=100, help="timed requests per row and server")
-    parser.add_argument("--rounds", type=int, default=2, help="pool off / pool on pairs (order alternates)")
+    parser.add_argument("--requests", type=int, default=60, help="timed requests per row and server")
+    parser.add_argument("--rounds", type=int, default=4, help="pool off / pool on pairs (order alternates)")
     parser.add_argument("--max-size", type=int, default=0, help="DB_POOL_MAX_SIZE (default: the settings')")
     args = parser.parse_args()
     load_before = os.getloadavg()
