@@ -10,8 +10,10 @@ Who gets it:
 - uvicorn importing `assistant.asgi` as the process's entry point (production, the tests' live
   servers, tests/faults): `assistant.asgi` calls `pool_serve()` when nothing configured Django
   before it; `make run` (`manage.py rundemo`) calls it right before `uvicorn.run`.
-- Not Celery workers: the prefork parent would build the pool's worker threads before the fork and
-  every child would inherit a copy of them without the threads. Not management commands (short
+- Not Celery workers: a pool made in the prefork parent would reach every child without its worker
+  threads, and Celery 5.7's Django fix-up closes a pool after every task in prefork children
+  (`celery/fixups/django.py`, `_close_database`), so a worker's pool would be rebuilt per task:
+  nothing gained over a connection per task. Not management commands (short
   lived, one thread) and not the tests' own in-process database (pytest configures Django before
   anything imports `assistant.asgi`, so the check below leaves it alone).
 
@@ -19,7 +21,9 @@ What a request sees: it waits at most DB_POOL_TIMEOUT s for a connection; then p
 PoolTimeout, an OperationalError, takes the same road as a database that is away (the widget's
 `unavailable` frame, the HTTP error page). Every connection is checked with an empty query as it
 leaves the pool (CONN_HEALTH_CHECKS), so one broken by a PostgreSQL restart is thrown away, never
-handed out; one that failed during a request goes back broken and the pool discards it.
+handed out; one that failed during a request goes back broken and the pool discards it. The
+widget's and the inbox's socket threads keep the pooled connection they took between calls, as
+they kept their own before (assistant/chat/consumers.py, KEEP_POOLED).
 """
 
 from __future__ import annotations
