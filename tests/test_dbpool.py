@@ -144,3 +144,14 @@ def test_a_pooled_server_answers_many_requests_on_a_bounded_set_of_sessions(tmp_
     assert 1 <= most <= 3, (most, seen)
     assert 1 <= len(seen) <= 3, seen  # no session opened per request, none leaked
     assert after and set(after) <= seen  # the pool still holds them, ready for the next request
+
+
+def test_make_run_turns_the_pool_on_in_its_own_process_before_it_serves():
+    """`manage.py rundemo` configured Django (and queried) long before uvicorn starts in the same
+    process: `pool_serve()` then closes that connection and the next query comes from a pool."""
+    code = ("from django.db import connection\nconnection.ensure_connection()\nfrom assistant import dbpool\n"
+            "assert dbpool.pool_serve()\nwith connection.cursor() as cursor:\n    cursor.execute('SELECT 1')\n"
+            "print(connection.connection._pool is connection.pool, connection.settings_dict['CONN_HEALTH_CHECKS'])")
+    result = _python("", {}, "manage.py", "shell", "-c", code)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "True True"
