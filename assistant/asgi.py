@@ -14,6 +14,9 @@ keeps the two in agreement:
   up to four times CHAT_MAX_FRAME_BYTES still reach the consumer and get the readable `too_large`
   error; anything bigger is a client that is not the widget and is closed with 1009.
 
+Imported by uvicorn as the process's entry point, it turns on the database connection pool
+(`assistant.dbpool`, DB_POOL).
+
 Importing this module runs Django's system checks (`assistant.startup.system_check`): uvicorn runs
 no management command, and a misconfigured server must refuse to start rather than fail later.
 """
@@ -23,18 +26,25 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assistant.settings")
+# Nothing configured Django before this module: uvicorn imported it as the process's entry point
+# (not a test or a management command that imports the app), so this process serves and takes its
+# database connections from the pool (assistant/dbpool.py; `make run` turns it on by itself).
+SERVING_PROCESS: bool = not settings.configured
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.conf import settings  # noqa: E402
 
+from assistant.dbpool import pool_serve  # noqa: E402
 from assistant.routing import websocket_urlpatterns  # noqa: E402
 from assistant.startup import system_check  # noqa: E402
 
 system_check()
+if SERVING_PROCESS:
+    pool_serve()
 
 SERVER_OPTIONS: dict[str, Any] = {
     "ws": "websockets-sansio",

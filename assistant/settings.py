@@ -4,6 +4,7 @@ are started by `assistant.embedded`."""
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -11,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from assistant import embedded
+from assistant import dbpool, embedded
 from assistant.env import env_bool, env_float, env_int, env_list, env_proxy_header, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -116,6 +117,27 @@ def _database_from_url(url: str) -> dict[str, object]:
 
 DATABASE_URL = env_str("DATABASE_URL", "postgresql://postgres@localhost/postgres")
 DATABASES = {"default": _database_from_url(DATABASE_URL)}
+
+# --- Database connection pool: the serving process only (assistant/dbpool.py, docs/deploy.md) ---
+# uvicorn (assistant.asgi as its entry point, `make run`) takes its PostgreSQL connections from one
+# psycopg pool per process instead of opening one per HTTP request and per socket thread; Celery
+# workers, management commands and the tests' own database connect as before. DB_POOL=0 turns it
+# off (so does DB_CONN_MAX_AGE > 0 unless DB_POOL=1 is set too, which is refused: the pool needs 0).
+# Each process holds DB_POOL_MIN_SIZE..DB_POOL_MAX_SIZE connections: plan PostgreSQL's
+# max_connections for N uvicorn processes × the maximum. Its users at once: the widget's and the
+# inbox's socket threads (DB_THREADS, asyncio's default executor size: assistant.chat.consumers)
+# and one thread per HTTP request in flight (asgiref's per-request thread; asgiref 3.13 reads no
+# ASGI_THREADS), so the default maximum is DB_THREADS + 4. A request that waits DB_POOL_TIMEOUT s
+# for a connection gets the database-away error (the widget's `unavailable` frame).
+DB_THREADS = min(32, (os.cpu_count() or 1) + 4)
+DB_POOL = env_bool("DB_POOL", DATABASES["default"]["CONN_MAX_AGE"] == 0)
+DB_POOL_OPTIONS = dbpool.pool_options(
+    enabled=DB_POOL,
+    min_size=env_int("DB_POOL_MIN_SIZE", 2),
+    max_size=env_int("DB_POOL_MAX_SIZE", DB_THREADS + 4),
+    timeout=env_float("DB_POOL_TIMEOUT", 5.0),
+    conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],  # type: ignore[arg-type]
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://localhost:6379/0")

@@ -8,7 +8,10 @@ What must stay true:
   The worker threads are a fixed pool of this module's, and each keeps its database connection
   between calls (at least KEEP_CONNECTION_SECONDS, longer if CONN_MAX_AGE says so; a broken one
   is dropped as Django drops it): a new PostgreSQL connection per call cost about a quarter of a
-  message's time. One process so holds at most DB_THREADS connections for its sockets.
+  message's time. One process so holds at most DB_THREADS connections for its sockets. In the
+  serving process they come from its pool (assistant/dbpool.py), which is larger than that, so the
+  HTTP requests always find one; with a pool no larger than DB_THREADS a thread gives its
+  connection back after each call instead (KEEP_POOLED: a pooled checkout costs ~1 ms a turn).
 - Errors reach the visitor as error frames with a readable message; the socket stays open.
 """
 
@@ -17,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import threading
 import time
 import uuid
@@ -30,6 +32,7 @@ from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
 from redis.exceptions import RedisError
@@ -53,8 +56,12 @@ DB_OUTAGE_WAIT: Final = 60.0
 BUTTON_HANDOFF_REASON: Final = "button"
 
 
-DB_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor size, as before
+DB_THREADS: Final = settings.DB_THREADS  # asyncio's default executor size, as before
 KEEP_CONNECTION_SECONDS: Final = 60.0
+# With the serving process's pool (assistant/dbpool.py) the threads keep a pooled connection the
+# same way when the pool has room for all of them and more (the default DB_THREADS + 4): the HTTP
+# requests' threads then always find one. A smaller pool gets its connection back after each call.
+KEEP_POOLED: Final = int((settings.DB_POOL_OPTIONS or {}).get("max_size", 0)) > DB_THREADS
 _executor = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="chat-db")
 
 
@@ -70,7 +77,8 @@ def _keeping_connection(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         finally:
             raw = connection.connection
-            if raw is not None and getattr(connection, "_chat_kept", None) is not raw:
+            keep = KEEP_POOLED or getattr(connection, "pool", None) is None
+            if raw is not None and keep and getattr(connection, "_chat_kept", None) is not raw:
                 connection._chat_kept = raw  # type: ignore[attr-defined]  # a new connection: set its age
                 max_age = connection.settings_dict["CONN_MAX_AGE"]
                 if max_age is not None:

@@ -49,3 +49,41 @@ async def test_visitors_get_a_retry_error_while_postgres_is_away_and_answers_onc
     assert app.alive() and app.starts == 1  # the same process, never restarted
     log = app.tail(500_000)
     assert "server_error" not in log and log.count("Traceback") == 0, log[-3000:]
+
+
+def test_a_pooled_server_throws_away_the_connections_a_restart_broke_and_serves_at_once(fleet: Fleet, shop):
+    """The served app keeps its PostgreSQL sessions in a pool (assistant/dbpool.py). A restart
+    ends every one of them while they wait idle there; the first request once the database is
+    back must not be handed one of those dead sessions (the pool checks each as it hands it out):
+    it is answered, on sessions opened anew, by the same process."""
+    import httpx
+    import psycopg
+
+    from assistant.bots.apikeys import api_key_create
+    from tests.faults.conftest import APP_NAME
+
+    _row, key = api_key_create(bot=shop, name="pool")
+    server, url = own_postgres(fleet)
+    app = fleet.uvicorn("asgi", {"DATABASE_URL": url, "DB_POOL_MIN_SIZE": "2", "DB_POOL_MAX_SIZE": "4"})
+    app.start()
+
+    def sessions() -> set[tuple[int, str]]:
+        with psycopg.connect(url, autocommit=True) as watcher:
+            rows = watcher.execute("SELECT pid, backend_start::text FROM pg_stat_activity WHERE application_name = %s",
+                                   [APP_NAME]).fetchall()
+        return {(int(pid), str(started)) for pid, started in rows}
+
+    with httpx.Client(base_url=app.url.replace("ws://", "http://"), timeout=60,
+                      headers={"Authorization": f"Bearer {key}"}) as client:
+        assert [client.get("/api/v1/entries/").status_code for _ in range(10)] == [200] * 10
+        before = sessions()
+        assert before  # idle in the pool between requests
+        server.stop("fast")
+        server.start()
+        assert client.get("/api/v1/entries/").status_code == 200  # the first request after the restart
+        assert [client.get("/api/v1/entries/").status_code for _ in range(10)] == [200] * 10
+    after = sessions()
+    assert after and not (after & before)  # every session broken by the restart was thrown away
+    assert app.alive() and app.starts == 1
+    log = app.tail(200_000)
+    assert log.count("Traceback") == 0, log[-3000:]
