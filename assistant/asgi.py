@@ -40,11 +40,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from assistant.dbpool import pool_serve  # noqa: E402
 from assistant.routing import websocket_urlpatterns  # noqa: E402
-from assistant.startup import system_check  # noqa: E402
+from assistant.startup import system_check, warm_up  # noqa: E402
 
 system_check()
 if SERVING_PROCESS:
     pool_serve()
+    warm_up()
 
 SERVER_OPTIONS: dict[str, Any] = {
     "ws": "websockets-sansio",

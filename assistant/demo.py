@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from assistant import dbpool
+from assistant import dbpool, startup
 from assistant.bots.models import Bot, Membership
 
 DEMO_SLUG = "demo"
@@ -179,6 +179,7 @@ def run(ports: DemoPorts) -> None:
         demo_reviews_import(bot)
         print(banner(bot, ports), flush=True)
         dbpool.pool_serve()  # this process now serves: its connections come from the pool (DB_POOL)
+        startup.warm_up()
         uvicorn.run("assistant.asgi:application", **server_options(ports))
     finally:
         worker_stop(worker)

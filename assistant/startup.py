@@ -11,6 +11,8 @@ settings, which docs/deploy.md and the production settings own; a development se
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 from django.core import checks
 from django.core.management.base import SystemCheckError
@@ -30,3 +32,28 @@ def system_check() -> None:
     if serious:
         lines = "\n".join(str(message) for message in serious)
         raise SystemCheckError(f"The server does not start: the system checks found {len(serious)} error(s):\n{lines}")
+
+
+def _warm() -> None:
+    started = time.monotonic()
+    try:
+        import assistant.llm.providers  # noqa: F401  (imports the model SDKs: ~1.4 s for anthropic here)
+        from knowledge.embeddings import get_embedder
+
+        get_embedder().query("доставка")  # loads the default embedding model (~1 s here)
+    except Exception:  # the first question pays for it then, as before; the server keeps serving
+        logger.exception("warm-up failed")
+        return
+    logger.info("warm-up: the model SDKs and the embedding model loaded in %.1f s", time.monotonic() - started)
+
+
+def warm_up() -> threading.Thread:
+    """Load in the background what the first question of a process would otherwise load inside its
+    turn: the model SDKs (imported on the first model call) and the embedding model (on the first
+    search). Both count against the turn's model deadline (CHAT_LLM_TIMEOUT runs from the turn's
+    start), so the first visitor after a restart waited ~2.5 s more and, with a short deadline, got
+    the retrieval answer without the model being asked. Python's import lock and the embedder's
+    cache make a question arriving meanwhile wait for the same load, not start a second."""
+    thread = threading.Thread(target=_warm, name="spravka-warm-up", daemon=True)
+    thread.start()
+    return thread

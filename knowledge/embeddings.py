@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 from django.conf import settings
@@ -307,7 +307,11 @@ def get_embedder(key: str | None = None) -> Embedder:
     name = key or settings.EMBEDDING_MODEL
     if name not in _FACTORIES:
         raise ValueError(f"Unknown embedding model {name!r}; choose one of: {', '.join(_FACTORIES)}")
-    return _load(name)
+    with _LOADING:  # two threads asking first (a question during the server's warm-up) load it once
+        return _load(name)
+
+
+_LOADING: Final = threading.Lock()
 
 
 @lru_cache(maxsize=4)

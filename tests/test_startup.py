@@ -75,3 +75,24 @@ def test_every_error_is_named(extra_check):
         system_check()
     assert "found 2 error(s)" in str(raised.value)
     assert "spravka.E901" in str(raised.value) and "spravka.E902" in str(raised.value)
+
+
+WARM_UP = """
+import sys, django
+django.setup()
+from knowledge import embeddings
+before = ("anthropic" in sys.modules, embeddings._load.cache_info().currsize)
+from assistant.startup import warm_up
+warm_up().join()
+print(before, ("anthropic" in sys.modules, embeddings._load.cache_info().currsize))
+"""
+
+
+def test_the_warm_up_loads_the_model_sdk_and_the_embedding_model_before_the_first_question():
+    from django.conf import settings
+
+    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+                        "DJANGO_SETTINGS_MODULE": "assistant.settings"}
+    result = subprocess.run([sys.executable, "-c", WARM_UP], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert result.stdout.split("\n")[-2] == "(False, 0) (True, 1)", result.stdout + result.stderr

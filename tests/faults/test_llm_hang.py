@@ -30,6 +30,16 @@ DRIP = 0.1  # seconds between dripped bytes
 DRIPPED_AT_MOST = 50
 
 
+@pytest.fixture(autouse=True, scope="module")
+def warmed_up() -> None:
+    """The deadline runs from the turn's start: the first turn of a process (the model SDK's import and
+    the embedding model, ~2.5 s here) would otherwise use up this file's 1 s before the model is
+    asked, when the file runs first or alone. A serving process does it as it starts, as here."""
+    from assistant.startup import warm_up
+
+    warm_up().join()
+
+
 def said(answer: str = ANSWER, *, source: int = 0) -> dict[str, Any]:
     return {"intent": "question", "source": source, "answer": answer, "product_query": "", "fixed": ""}
 
