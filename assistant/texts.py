@@ -22,6 +22,7 @@ What must stay true:
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeAlias
 
 from django.utils import formats, translation
@@ -62,6 +63,17 @@ def stored_pair(value: Any, limit: int) -> tuple[str, Any]:
     """(the Russian text cut to the text column's `limit`, the value for the JSON column beside it:
     None for a plain string, which has nothing to translate)."""
     return russian(value)[:limit], (None if isinstance(value, str) or not value else value)
+
+
+def written_form(template: str, /, **groups: str) -> re.Pattern[str]:
+    """How a filled-in text of `template` reads, to recognise it when shown (rows that keep the
+    filled-in Russian text, not the msgid: version reasons, the bot's history notes): the template's
+    words as they are, each `%(name)s` a named group matching `groups[name]` (a regex; any text by
+    default). Use it with `fullmatch`."""
+    parts = re.split(r"%\((\w+)\)s", template)
+    return re.compile("".join(
+        re.escape(part) if i % 2 == 0 else f"(?P<{part}>{groups.get(part, '.+?')})" for i, part in enumerate(parts)
+    ))
 
 
 def _param(value: Any) -> Any:

@@ -232,6 +232,14 @@ def entry_withdraw(*, entry: Entry, reason: str = "") -> bool:
     return True
 
 
+def _review_flag_save(entry: Entry, flagged: bool, reason: str) -> None:
+    """One version of `entry` with its review flag set to `flagged` (the caller holds its row lock)."""
+    entry.review_needed = flagged
+    if reason:
+        entry._change_reason = reason[:100]  # type: ignore[attr-defined]
+    entry.save(update_fields=["review_needed", "updated_at"])
+
+
 def entries_flag_for_review(*, bot: Bot, entry_ids: Iterable[int], reason: str = "") -> list[tuple[int, bool]]:
     """Mark the bot's entries `review_needed` (search scores them lower until the owner edits them or
     clears the flag). Returns (entry id, flag before) for each entry of this bot, so that an undo
@@ -240,10 +248,7 @@ def entries_flag_for_review(*, bot: Bot, entry_ids: Iterable[int], reason: str =
     for entry in Entry.objects.select_for_update().filter(bot=bot, pk__in=list(entry_ids)).order_by("pk"):
         flagged.append((entry.pk, entry.review_needed))
         if not entry.review_needed:
-            entry.review_needed = True
-            if reason:
-                entry._change_reason = reason[:100]  # type: ignore[attr-defined]
-            entry.save(update_fields=["review_needed", "updated_at"])
+            _review_flag_save(entry, True, reason)
     return flagged
 
 
@@ -254,10 +259,7 @@ def entries_review_restore(*, bot: Bot, flags: Iterable[tuple[int, bool]], reaso
     restored = 0
     for entry in Entry.objects.select_for_update().filter(bot=bot, pk__in=list(before)).order_by("pk"):
         if entry.review_needed and not before[entry.pk]:
-            entry.review_needed = False
-            if reason:
-                entry._change_reason = reason[:100]  # type: ignore[attr-defined]
-            entry.save(update_fields=["review_needed", "updated_at"])
+            _review_flag_save(entry, False, reason)
             restored += 1
     return restored
 
@@ -270,10 +272,7 @@ def entries_review_clear(*, bot: Bot, entry_ids: Iterable[int], reason: str = ""
     with transaction.atomic():
         flagged = Entry.objects.select_for_update().filter(bot=bot, pk__in=list(entry_ids), review_needed=True)
         for entry in flagged.defer("embedding").order_by("pk"):
-            entry.review_needed = False
-            if reason:
-                entry._change_reason = reason[:100]  # type: ignore[attr-defined]
-            entry.save(update_fields=["review_needed", "updated_at"])
+            _review_flag_save(entry, False, reason)
             cleared += 1
     return cleared
 

@@ -18,13 +18,12 @@ What must stay true:
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
-from assistant.texts import Text, shown, stored
+from assistant.texts import Text, shown, stored, written_form
 from knowledge.exceptions import EntryVersionNotFound
 from knowledge.indexing import passage_text
 from knowledge.models import Entry
@@ -88,18 +87,7 @@ CORRECTION_ORIGINS: Final[dict[str, str]] = {
 NO_REASON: Final = "—"
 
 
-def _pattern(msgid: str) -> re.Pattern[str]:
-    """The written form of a msgid: its words as they are, each `%(name)s` a named group (a number
-    where the name is `n`)."""
-    parts = re.split(r"%\((\w+)\)s", msgid)
-    regex = "".join(
-        re.escape(part) if i % 2 == 0 else (rf"(?P<{part}>\d+)" if part == "n" else rf"(?P<{part}>.+)")
-        for i, part in enumerate(parts)
-    )
-    return re.compile(regex)
-
-
-_PATTERNS: Final = tuple((msgid, _pattern(msgid)) for msgid in REASON_FORMS)
+_PATTERNS: Final = tuple((msgid, written_form(msgid, n=r"\d+")) for msgid in REASON_FORMS)  # n: a number
 
 
 def reason_written(msgid: str, /, **params: object) -> str:

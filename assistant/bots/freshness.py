@@ -74,7 +74,8 @@ def bot_mark(bot: Bot, token: object) -> Bot:
 def bot_adopt(bot: Bot, token: object) -> Bot:
     """Mark `bot`, read at an unknown moment before `token` was (a socket's copy, read at connect),
     with `token`: its row is read again first, unless it already carries that very token."""
-    if bot.__dict__.get(_ATTRIBUTE, _UNKNOWN) is _UNKNOWN or bot.__dict__[_ATTRIBUTE] != token:
+    remembered = bot.__dict__.get(_ATTRIBUTE, _UNKNOWN)
+    if remembered is _UNKNOWN or remembered != token:
         bot.refresh_from_db()
     return bot_mark(bot, token)
 

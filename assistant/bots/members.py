@@ -38,6 +38,7 @@ from django.utils.translation import gettext_noop
 
 from assistant.bots.models import Bot, Invitation, Membership
 from assistant.bots.services import membership_add, membership_remove
+from assistant.texts import written_form
 
 log = logging.getLogger("spravka.members")
 SALT: Final = "spravka.bots.invitation"
@@ -92,11 +93,7 @@ def _note_pattern(msgid: str, language: str) -> re.Pattern[str]:
     with translation.override(language):
         template = _(msgid)
         roles = "|".join(re.escape(str(label)) for label in Membership.Role.labels)
-    parts = re.split(r"%\((\w+)\)s", template)
-    return re.compile("".join(
-        re.escape(part) if i % 2 == 0 else (f"(?P<{part}>{roles})" if part in ROLE_PARAMS else f"(?P<{part}>.+?)")
-        for i, part in enumerate(parts)
-    ))
+    return written_form(template, **dict.fromkeys(ROLE_PARAMS, roles))
 
 
 def _role_of(label: str, language: str) -> str:
