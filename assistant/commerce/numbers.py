@@ -33,12 +33,12 @@ def pattern_error(pattern: str) -> str | None:
     """Why `pattern` cannot be a number pattern, or None."""
     if not pattern.strip():
         return _("шаблон пустой")
-    try:
-        rx = compiled(pattern)
+    try:  # alone too: "[" or "a)(b" compile only inside the whole-token wrapper, as something else
+        bare, rx = regex.compile(pattern, regex.IGNORECASE), compiled(pattern)
     except regex.error as exc:
         return _("шаблон не читается: %(error)s") % {"error": exc}
     try:
-        if rx.fullmatch("", timeout=TIMEOUT) is not None or regex.fullmatch(pattern, "", timeout=TIMEOUT):
+        if rx.fullmatch("", timeout=TIMEOUT) is not None or bare.fullmatch("", timeout=TIMEOUT):
             return _("шаблон подходит и к пустой строке")
     except TimeoutError:
         return _("шаблон слишком сложный")
