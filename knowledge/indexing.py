@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import Model, Q, QuerySet
 
 from knowledge.embeddings import Embedder, get_embedder
-from knowledge.models import Entry, Lexeme
+from knowledge.models import Entry, Lexeme, Wording
 
 R = TypeVar("R", bound=Model)
 
@@ -51,8 +51,21 @@ def embed_pending(
         write=lambda batch, vectors: _write_vectors(batch, vectors, embedder.key),
         embedder=embedder, batch_size=batch_size, progress=progress,
     )
+    wordings_embed_pending(bot_id=bot_id, embedder=embedder)
     if done and refresh_lexicon:
         lexicon_refresh(bot_id=bot_id)
+    return done
+
+
+def wordings_embed_pending(*, bot_id: int, embedder: Embedder) -> int:
+    """Query vectors for the bot's question wordings that have none from this model (owner answers
+    imported or stored before their vectors, or a model change). Few rows: one by one."""
+    pending = Wording.objects.filter(bot_id=bot_id).exclude(embedding_model=embedder.key).only("pk", "text")
+    done = 0
+    for wording in pending.order_by("pk"):
+        vector = embedder.query(wording.text)
+        Wording.objects.filter(pk=wording.pk, text=wording.text).update(embedding=vector, embedding_model=embedder.key)
+        done += 1
     return done
 
 

@@ -6,6 +6,7 @@ Entry.embedding has no fixed dimension: each local model keeps its own partial H
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -174,6 +175,12 @@ class Entry(WebAddressFields):
         help_text=_("0..1: чем выше, тем охотнее поиск выбирает запись."),
     )
     review_needed = models.BooleanField(_("нужна проверка"), default=False)
+    # A correction's culprits: the entries that gave the wrong answer to its question. Search lowers
+    # them for that question and its paraphrases only, never for the other questions they answer.
+    supersedes = ArrayField(
+        models.IntegerField(), verbose_name=_("исправляет записи"), default=list, db_default=[], blank=True,
+        editable=False,
+    )
     active = models.BooleanField(_("активна"), default=True)
     content_hash = models.CharField(verbose_name=_("хэш содержимого"), max_length=64, blank=True)
     embedding = VectorField(verbose_name=_("вектор"), null=True, blank=True)
@@ -215,6 +222,36 @@ class Entry(WebAddressFields):
     @property
     def is_correction(self) -> bool:
         return self.kind == self.Kind.CORRECTION
+
+
+class Wording(models.Model):
+    """One way a visitor asks an owner answer's question (a correction, a Q/A pair): its own title
+    first, then the wordings the owner adds and the visitor's original one. A correction answers a
+    visitor's question only when that question paraphrases one of its wordings (knowledge/
+    paraphrase.py); the vector is the model's *query* vector, compared question to question. Written
+    by knowledge/services.py only; vectors fill in with the entry's (knowledge/indexing.py)."""
+
+    class Origin(models.TextChoices):
+        QUESTION = "question", _("вопрос записи")
+        OWNER = "owner", _("добавил владелец")
+        VISITOR = "visitor", _("слова посетителя")
+
+    bot = models.ForeignKey(Bot, verbose_name=_("бот"), on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(Entry, verbose_name=_("запись"), on_delete=models.CASCADE, related_name="wordings")
+    text = models.CharField(_("формулировка"), max_length=1000)
+    origin = models.CharField(_("откуда"), max_length=16, choices=Origin.choices, default=Origin.QUESTION)
+    embedding = VectorField(verbose_name=_("вектор"), null=True, blank=True)
+    embedding_model = models.CharField(verbose_name=_("модель векторов"), max_length=64, blank=True)
+    created_at = models.DateTimeField(verbose_name=_("добавлена"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("формулировка вопроса")
+        verbose_name_plural = _("формулировки вопроса")
+        ordering = ["entry", "pk"]
+        constraints = [models.UniqueConstraint(fields=["entry", "text"], name="wording_unique_entry_text")]
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class Lexeme(models.Model):

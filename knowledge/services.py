@@ -4,7 +4,7 @@ that a re-run updates the same rows (by `key`) and never creates twins."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from assistant.bots.models import Bot
 from assistant.texts import Text, stored_pair
 from assistant.validators import validate_link, validate_web_url
-from knowledge.models import CrawlRun, Entry, Page, Source
+from knowledge.models import CrawlRun, Entry, Page, Source, Wording
 
 Outcome = Literal["created", "updated", "unchanged"]
 
@@ -65,6 +65,7 @@ def entry_upsert(
             heading_path=draft.heading_path[:1000], text=draft.text, url=draft.url[:2000], weight=weight,
             content_hash=digest,
         )
+        question_wording_sync(entry=entry)
         return entry, "created"
     if entry.content_hash == digest and entry.active and entry.page_id == (page.pk if page else None):
         return entry, "unchanged"
@@ -78,6 +79,7 @@ def entry_upsert(
         entry.embedding, entry.embedding_model, entry.review_needed = None, "", False
         fields += ["embedding", "embedding_model", "review_needed"]
     entry.save(update_fields=fields)
+    question_wording_sync(entry=entry)
     return entry, "updated"
 
 
@@ -191,11 +193,13 @@ OWNER_ANSWERS_KINDS = frozenset({Entry.Kind.CORRECTION, Entry.Kind.QA, Entry.Kin
 
 def entry_create_answer(
     *, bot: Bot, question: str, answer: str, kind: str, key: str, url: str = "", weight: float = 1.0,
-    reason: str = "",
+    reason: str = "", wordings: Sequence[tuple[str, str]] = (), supersedes: Sequence[int] = (),
 ) -> Entry:
     """An owner's question/answer entry, searchable at once: its vector is computed here and stored
     with the row, and the bot's lexicon learns its words, so the very next message can find it by
-    meaning and by words. Call it inside the caller's transaction: nothing is visible before commit."""
+    meaning and by words. `wordings`: more ways to ask the question, as (text, Wording.Origin);
+    `supersedes`: a correction's culprits, ids of this bot's entries (lowered for its question only,
+    knowledge/search.py). Call it inside the caller's transaction: nothing is visible before commit."""
     from knowledge.embeddings import get_embedder
     from knowledge.indexing import lexicon_adjust, passage_text
 
@@ -207,14 +211,70 @@ def entry_create_answer(
     entry = Entry(
         bot=bot, source=source, kind=kind, key=key[:500], title=question[:1000], text=answer, url=url[:2000],
         weight=weight, content_hash=content_hash(kind, question[:1000], "", answer, url[:2000], weight),
+        supersedes=sorted({int(i) for i in supersedes}),
     )
     embedder = get_embedder()
     entry.embedding, entry.embedding_model = embedder.passages([passage_text(entry)])[0].tolist(), embedder.key
     if reason:
         entry._change_reason = reason[:100]  # type: ignore[attr-defined]
     entry.save()
+    question_wording_sync(entry=entry)
+    entry_wordings_add(entry=entry, wordings=wordings)
     lexicon_adjust(entry_id=entry.pk, delta=1)
     return entry
+
+
+# --- wordings: the ways a visitor asks an owner answer's question --------------------------------
+
+WORDING_MAX = 1000
+
+
+def question_wording_sync(*, entry: Entry) -> None:
+    """An owner answer's own question is its first wording: created with it, following its title
+    when it changes (the vector is computed again by the next embedding pass, or here when the
+    entry has its vector already). Other kinds of entries have no wordings."""
+    if entry.kind not in OWNER_ANSWERS_KINDS or not entry.title.strip():
+        return
+    text = " ".join(entry.title.split())[:WORDING_MAX]
+    own = Wording.objects.filter(entry=entry, origin=Wording.Origin.QUESTION).first()
+    if own is not None and own.text == text:
+        return
+    Wording.objects.filter(entry=entry, text=text).exclude(origin=Wording.Origin.QUESTION).delete()
+    if own is None:
+        own = Wording(bot_id=entry.bot_id, entry=entry, origin=Wording.Origin.QUESTION)
+    own.text = text
+    _wording_embed(own, with_vector=bool(entry.embedding_model))
+    own.save()
+
+
+def entry_wordings_add(*, entry: Entry, wordings: Iterable[tuple[str, str]]) -> list[Wording]:
+    """More ways to ask an owner answer's question, each with its query vector at once; a wording the
+    entry has already (spaces aside) is skipped. Returns the wordings added."""
+    if entry.kind not in OWNER_ANSWERS_KINDS:
+        raise ValueError(f"only owner answers have wordings, not {entry.kind}")
+    known = set(Wording.objects.filter(entry=entry).values_list("text", flat=True))
+    added: list[Wording] = []
+    for raw, origin in wordings:
+        text = " ".join(str(raw).split())[:WORDING_MAX]
+        if not text or text in known:
+            continue
+        known.add(text)
+        wording = Wording(bot_id=entry.bot_id, entry=entry, text=text, origin=Wording.Origin(origin))
+        _wording_embed(wording, with_vector=True)
+        wording.save()
+        added.append(wording)
+    return added
+
+
+def _wording_embed(wording: Wording, *, with_vector: bool) -> None:
+    """A wording's query vector (compared question to question), or none yet."""
+    from knowledge.embeddings import get_embedder
+
+    if not with_vector:
+        wording.embedding, wording.embedding_model = None, ""
+        return
+    embedder = get_embedder()
+    wording.embedding, wording.embedding_model = embedder.query(wording.text).tolist(), embedder.key
 
 
 def entry_withdraw(*, entry: Entry, reason: str = "") -> bool:
@@ -441,6 +501,7 @@ def _entry_store(
     if reason:
         entry._change_reason = reason[:100]  # type: ignore[attr-defined]
     entry.save(update_fields=fields)
+    question_wording_sync(entry=entry)
     if entry.active and (reworded or not was_active):
         lexicon_adjust(entry_id=entry.pk, delta=1)
     return entry
