@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
 
 from assistant.bots.models import Bot
+from knowledge import paraphrase
 from knowledge.embeddings import COSINE_RANGE, DIMENSIONS, get_embedder
 from knowledge.models import Entry
+from knowledge.paraphrase import Judgement, WordingSignal
 
 # How many candidates each retriever contributes before fusion (they overlap heavily).
 VECTOR_CANDIDATES = 30
@@ -74,6 +76,8 @@ WEIGHT_SLOPE = 0.2
 # the entries behind a corrected answer; an owner can flag a whole page in the admin).
 REVIEW_PENALTY = 0.15
 BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
+# A correction asked something else than its question is weighed as a Q/A pair (knowledge/services.py).
+ORDINARY_ANSWER_WEIGHT = 0.8
 
 # Thresholds calibrated on demo/cases.jsonl with the default model (bench/retrieval_quality.py,
 # docs/search.md): below MATCH the assistant says it has no exact answer; below CONFIDENCE an
@@ -99,6 +103,20 @@ class Signals:
     unknown: float = 0.0  # share of the question's IDF mass the bot's texts do not know (per query)
     heading_path: str = ""
     heading: float = 0.0  # trigram similarity of the deepest heading when it is a question (a FAQ chunk's)
+    page_review: bool = False  # the flag is its page's (an owner flagged the whole page)
+    superseded_by: tuple[int, ...] = ()  # active corrections that name this entry as a culprit
+    wordings: tuple[WordingSignal, ...] = ()  # a correction's question wordings
+    # A correction's standing for this question (knowledge/paraphrase.py): None until judged.
+    judgement: Judgement | None = None
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """What the statement says of the question itself: its lexemes with their document frequency
+    in the bot's texts (None: unknown to them), and how many entries the bot has."""
+
+    lexemes: dict[str, int | None]
+    entries_total: int
 
 
 @dataclass(frozen=True)
@@ -130,10 +148,42 @@ def search_entries(
         return []
     embedder = get_embedder(model_key)
     vector = embedder.query(query) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
-    signals = fetch_signals(bot.pk, query, vector, model_key=embedder.key)
+    signals = corrections_judged(query, *fetch_signals(bot.pk, query, vector, model_key=embedder.key))
     # Scores first, components only for the k shown: the same order and scores as fusing all.
     scored = sorted(signals, key=lambda s: (-score_of(s, model_key=embedder.key, fix_bonus=bot.fix_bonus), s.entry_id))
     return [fuse(s, model_key=embedder.key, fix_bonus=bot.fix_bonus) for s in scored[:k]]
+
+
+def corrections_judged(query: str, signals: list[Signals], words: QueryWords | None) -> list[Signals]:
+    """Correction memory's rule on this question (knowledge/paraphrase.py): each correction among the
+    candidates is judged on its wordings; a vetoed one is dropped (a near miss never gets it), and a
+    culprit a correction supersedes counts less only when that correction is this question's
+    paraphrase (for every other question it answers as before). A flag an owner set by hand, or a
+    page's flag, counts always. Nothing to do, and nothing computed, when no candidate is involved."""
+    if words is None or not any(s.kind in BONUS_KINDS or s.superseded_by for s in signals):
+        return signals
+    judged: list[Signals] = []
+    for s in signals:
+        if s.kind in BONUS_KINDS:
+            verdict = paraphrase.judge(query, words.lexemes, words.entries_total, s.wordings)
+            if verdict.verdict is paraphrase.Verdict.VETO:
+                continue
+            s = replace(s, judgement=verdict)
+        judged.append(s)
+    matched = {s.entry_id for s in judged if _has_priority(s)}
+    return [
+        replace(s, review_needed=s.page_review or not set(s.superseded_by).isdisjoint(matched))
+        if s.review_needed and s.superseded_by else s
+        for s in judged
+    ]
+
+
+def _has_priority(s: Signals) -> bool:
+    """A correction's weight and bonus apply: it is this question's paraphrase (or was stored with no
+    wording to judge it by, as before wordings existed)."""
+    if s.kind not in BONUS_KINDS:
+        return False
+    return s.judgement is None or s.judgement.verdict is paraphrase.Verdict.PARAPHRASE
 
 
 def is_match(bot: Bot, results: Sequence[SearchResult]) -> bool:
@@ -183,9 +233,12 @@ def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, flo
     """(rounded score, vector term, relevance, entry factor, bonus): the one place the formula lives."""
     vector = rescale_cosine(s.cosine, model_key)
     relevance = relevance_of(s, vector)
-    factor = entry_factor(s.weight, s.review_needed)
+    priority = _has_priority(s)
+    # A correction that is not this question's paraphrase is one more owner answer, no more.
+    weight = s.weight if priority or s.kind not in BONUS_KINDS else min(s.weight, ORDINARY_ANSWER_WEIGHT)
+    factor = entry_factor(weight, s.review_needed)
     novelty = 1.0 - UNKNOWN_PENALTY * s.unknown
-    bonus = fix_bonus if s.kind in BONUS_KINDS else 0.0
+    bonus = fix_bonus if priority else 0.0
     return round(min(1.0, relevance * factor * novelty + bonus), 4), vector, relevance, factor, bonus
 
 
@@ -199,6 +252,8 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
         "entry_factor": round(factor, 4), "review_penalty": REVIEW_PENALTY if s.review_needed else 0.0,
         "unknown": round(s.unknown, 4), "fix_bonus": bonus, "embedded": float(s.cosine is not None),
     }
+    if s.judgement is not None:
+        components["paraphrase"] = round(s.judgement.cosine, 4)
     return SearchResult(
         entry_id=s.entry_id, url=s.url, title=s.title, text=s.text, kind=s.kind,
         score=score, components=components, heading_path=s.heading_path, review_needed=s.review_needed,
@@ -242,6 +297,8 @@ def _signals_sql(model_key: str) -> str:
     OFFSET 0 keeps the subquery from being inlined into every use): @@ on the stored value would
     unpack it, often compressed or out of line, again for each word of the question."""
     distance = _distance(model_key)
+    dim = DIMENSIONS[model_key]
+    wording_distance = f"(w.embedding::vector({dim}) <=> %(vec)s::vector({dim}))"
     scope = "e.bot_id = %(bot)s AND e.active"
     # Inlined are only our own model key and SQL fragments; every value is a query parameter.
     return f"""
@@ -275,7 +332,9 @@ terms AS MATERIALIZED (
     ) f ON true
 ),
 q AS MATERIALIZED (
-    SELECT (SELECT string_agg(DISTINCT x::text, ' | ')::tsquery
+    SELECT (SELECT json_agg(json_build_array(word, df)) FROM words) AS lexemes,
+           (SELECT n FROM total) AS entries_total,
+           (SELECT string_agg(DISTINCT x::text, ' | ')::tsquery
             FROM (SELECT * FROM terms WHERE df <= %(max_df)s ORDER BY idf DESC LIMIT %(n_rare)s) AS rare,
                  LATERAL (VALUES (word_q), (lexeme_q)) AS v(x)) AS any_words,
            (SELECT sum(idf) FROM terms) AS idf_total,
@@ -287,9 +346,23 @@ by_text AS MATERIALIZED (
     WHERE {scope} AND e.search_vector @@ q.any_words
     ORDER BY ts_rank_cd(e.search_vector, q.any_words, 1) DESC LIMIT %(n_text)s
 ),
-candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text)
+candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text),
+superseded AS MATERIALIZED (
+    SELECT c.id AS by_id, unnest(c.supersedes) AS id FROM knowledge_entry c
+    WHERE c.bot_id = %(bot)s AND c.active AND c.kind = 'correction' AND c.supersedes <> '{{}}'
+)
 SELECT e.id, e.kind, e.url, e.title, e.text, e.weight,
-       e.review_needed OR coalesce((SELECT p.review_needed FROM knowledge_page p WHERE p.id = e.page_id), false),
+       e.review_needed, coalesce((SELECT p.review_needed FROM knowledge_page p WHERE p.id = e.page_id), false),
+       ARRAY(SELECT s.by_id FROM superseded s WHERE s.id = e.id),
+       CASE WHEN e.kind = 'correction' THEN (
+           SELECT json_agg(json_build_array(
+               w.text,
+               CASE WHEN w.embedding_model = '{model_key}' THEN 1 - {wording_distance} END,
+               (SELECT json_agg(json_build_array(x.word, l.df))
+                FROM unnest(tsvector_to_array(to_tsvector('russian', w.text))) AS x(word)
+                LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = x.word)) ORDER BY w.id)
+           FROM knowledge_wording w WHERE w.entry_id = e.id) END AS wordings,
+       q.lexemes, q.entries_total,
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
        coalesce((SELECT sum(t.idf * CASE WHEN v.sv @@ t.word_q THEN 1.0
                                          WHEN v.sv @@ t.lexeme_q THEN t.credit ELSE 0.0 END)
@@ -303,7 +376,9 @@ FROM candidates JOIN knowledge_entry e ON e.id = candidates.id CROSS JOIN q
 """  # noqa: S608
 
 
-def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str) -> list[Signals]:
+def fetch_signals(
+    bot_id: int, query: str, vector: np.ndarray, *, model_key: str,
+) -> tuple[list[Signals], QueryWords | None]:
     """One round trip: the SET LOCALs and the query go in one statement batch inside a transaction,
     so the settings end with it. Inside a caller's transaction no savepoint is made (they are
     harmless there: no other query of ours depends on them)."""
@@ -325,14 +400,25 @@ def fetch_signals(bot_id: int, query: str, vector: np.ndarray, *, model_key: str
         while cursor.nextset():
             pass
         rows = cursor.fetchall()
-    return [
+    signals = [
         Signals(
             entry_id=row[0], kind=row[1], url=row[2], title=row[3], text=row[4], weight=row[5],
-            review_needed=row[6], cosine=row[7], lexical=float(row[8]), trigram=float(row[9]),
-            unknown=float(row[10]), heading_path=row[11], heading=float(row[12]),
+            review_needed=row[6] or row[7], page_review=row[7], superseded_by=tuple(row[8]),
+            wordings=_wordings(row[9]), cosine=row[12], lexical=float(row[13]), trigram=float(row[14]),
+            unknown=float(row[15]), heading_path=row[16], heading=float(row[17]),
         )
         for row in rows
     ]
+    words = QueryWords(paraphrase.lexemes_from_json(rows[0][10]), int(rows[0][11] or 0)) if rows else None
+    return signals, words
+
+
+def _wordings(rows: list[list[Any]] | None) -> tuple[WordingSignal, ...]:
+    return tuple(
+        WordingSignal(text=str(text), cosine=None if cosine is None else float(cosine),
+                      lexemes=paraphrase.lexemes_from_json(lexemes))
+        for text, cosine, lexemes in rows or ()
+    )
 
 
 # The JSON of `manage.py search --json` and of the REST API's search/: a contract scripts parse.

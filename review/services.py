@@ -26,7 +26,7 @@ from assistant.bots.models import Bot
 from assistant.chat import friction
 from assistant.chat import selectors as chat_selectors
 from knowledge import services as knowledge_services
-from knowledge.models import Entry
+from knowledge.models import Entry, Wording
 from knowledge.versions import REASON_CORRECTION, REASON_CORRECTION_UNDO, REASON_REVIEW_ITEM, reason_written
 from review.exceptions import (
     AlreadyDecided,
@@ -229,19 +229,22 @@ def review_item_undo(*, item_id: int, bot_ids: Collection[int], user: Any = None
 def correction_apply(
     *, bot: Bot, question: str, answer: str, culprit_ids: Sequence[int], kind: str = Entry.Kind.CORRECTION,
     item: ReviewItem | None = None, user: Any = None, origin: str = Correction.Origin.REVIEW,
+    wordings: Sequence[str] = (),
 ) -> Correction:
-    """The owner's answer as knowledge that wins next time (module docstring). Culprits of other
-    bots are ignored; the new entry is never its own culprit."""
+    """The owner's answer as knowledge that wins next time (module docstring). `wordings`: more ways
+    to ask the question, answered as it is. Culprits of other bots are ignored; the new entry is
+    never its own culprit, and the culprits count less only for the correction's own question and
+    its paraphrases (knowledge/search.py)."""
     question, answer = clean_question(question), clean_answer(answer)
     key = f"{'fix' if kind == Entry.Kind.CORRECTION else 'qa'}-{uuid.uuid4().hex[:20]}"
     reason = (reason_written(REASON_REVIEW_ITEM, n=item.pk) if item
               else reason_written(REASON_CORRECTION, origin=str(origin)))
     with transaction.atomic():
+        flags = knowledge_services.entries_flag_for_review(bot=bot, entry_ids=culprit_ids, reason=reason)
         entry = knowledge_services.entry_create_answer(
             bot=bot, question=question, answer=answer, kind=kind, key=key, url=answer_url(bot, key), reason=reason,
-        )
-        flags = knowledge_services.entries_flag_for_review(
-            bot=bot, entry_ids=[i for i in culprit_ids if i != entry.pk], reason=reason,
+            wordings=[(clean_question(w), Wording.Origin.OWNER) for w in wordings if w.strip()],
+            supersedes=[entry_id for entry_id, _before in flags] if kind == Entry.Kind.CORRECTION else [],
         )
         correction = Correction.objects.create(
             bot=bot, item=item, entry=entry, kind=kind, origin=origin, question=question, answer=answer,

@@ -1,0 +1,212 @@
+"""Whether a visitor's question is a paraphrase of a correction's question: correction memory's
+rule that a correction answers its own question and the other ways to ask it, never its neighbours.
+
+Two tests, both on the question only (never on the answer's topic):
+
+- **meaning**: the visitor's query vector against each wording's query vector (question to
+  question); a paraphrase is at least `PARAPHRASE_COSINE` similar to one wording;
+- **distinguishing words**: the words that single out what is asked about — names of places,
+  people, organisations and brands, abbreviations, numbers, Latin words, and nouns or adjectives
+  that are rare both in the Russian language (wordfreq's Zipf scale) and in the bot's own texts
+  (the lexicon's document frequency). «Сколько стоит доставка в Казань?» names «Казань», which no
+  wording of «Сколько стоит доставка по Москве?» has: a near miss, whatever its vector says. A
+  question word («стоимость», «цена»: common in Russian) or a topic word the site uses everywhere
+  («доставка» on a shop) does not distinguish, so «Какая цена доставки по Москве?» stays a paraphrase.
+
+Verdicts: a *paraphrase* gets the correction's priority (its weight and the fix bonus), a *veto*
+(a distinguishing word on one side only) never gets the correction, anything else sees it as one
+more entry. Words are compared as the bot's lexicon stores them (PostgreSQL's 'russian' lexemes,
+which the search statement returns); pymorphy3 and wordfreq read the surface words, matched to
+those lexemes by the same Snowball stemmer. docs/search.md explains the rule to an owner;
+bench/learning_curve.py measures it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache, lru_cache
+from typing import Final
+
+# A visitor's question is a paraphrase of a wording at least this cosine-similar, both embedded as
+# queries (e5-small: calibrated on the VK Cloud FAQ wordings against their paraphrases and the
+# out-of-scope set, bench/learning_curve.py; docs/benchmarks.md).
+PARAPHRASE_COSINE: Final = 0.9
+# Zipf frequency (log10 of uses per billion words) below which a noun or adjective is specific
+# whatever the site: «рассрочка» 2.4, «самовывоз» 1.9, «юрлицо» 1.8.
+RARE_IN_LANGUAGE: Final = 3.0
+# ... and below which one is specific when the site uses it rarely too (share of the bot's entries
+# holding it): «кондиционер» 3.6 and 6 % of the demo's entries, «доллар» 4.4; not «стоимость» 4.8,
+# not «доставка» 3.8 on 21 % of a shop's entries.
+SPECIFIC_IN_LANGUAGE: Final = 4.5
+RARE_ON_SITE: Final = 0.15
+# A share means little on a handful of entries (one word in one of six is 17 %): a site counts as
+# having at least this many.
+SMALL_SITE: Final = 50
+# pymorphy3 grammemes of names: places, first names, surnames, patronymics, organisations,
+# trademarks, abbreviations («ИП», «ООО», «НДС»).
+NAME_GRAMMEMES: Final = frozenset({"Geox", "Name", "Surn", "Patr", "Orgn", "Trad", "Abbr"})
+CONTENT_POS: Final = frozenset({"NOUN", "ADJF"})
+# Two lexemes of one word family share at least this many first letters.
+FAMILY_PREFIX: Final = 5
+_TOKEN: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
+_CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
+class Verdict(StrEnum):
+    PARAPHRASE = "paraphrase"
+    OTHER = "other"
+    VETO = "veto"
+
+
+@dataclass(frozen=True)
+class WordingSignal:
+    """One wording of a correction as the search statement returns it."""
+
+    text: str
+    cosine: float | None  # query vector against the wording's; None: no vector from this model yet
+    lexemes: Mapping[str, int | None]  # its lexemes with their document frequency in the bot's texts
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    cosine: float  # the best wording's similarity (0 when no wording has a vector)
+    unshared: tuple[str, ...] = ()  # the distinguishing words one side has and the other lacks
+
+
+def judge(
+    query: str, query_lexemes: Mapping[str, int | None], entries_total: int, wordings: Sequence[WordingSignal],
+) -> Judgement:
+    """The verdict on one correction for one question (module docstring)."""
+    best = max((w.cosine for w in wordings if w.cosine is not None), default=0.0)
+    if not wordings:
+        return Judgement(Verdict.OTHER, best)
+    asked = distinguishing(query, query_lexemes, entries_total)
+    known: set[str] = set()
+    for wording in wordings:
+        known.update(wording.lexemes)
+    unshared = sorted(word for word in asked if not _covered(word, known))
+    # The correction's side: a name every wording has (a wording without it says the owner meant the
+    # answer more widely) and the question lacks: «доставка по Москве» does not answer «доставка».
+    common = None
+    for wording in wordings:
+        words = distinguishing(wording.text, wording.lexemes, entries_total, names_only=True)
+        common = words if common is None else common & words
+    unshared += sorted(word for word in common or () if not _named_in(word, query_lexemes))
+    if unshared:
+        return Judgement(Verdict.VETO, best, tuple(unshared))
+    return Judgement(Verdict.PARAPHRASE if best >= PARAPHRASE_COSINE else Verdict.OTHER, best)
+
+
+def _named_in(name: str, lexemes: Mapping[str, int | None]) -> bool:
+    """The question names it too, whole or by one of its parts («Петербург», «Санкт-Петербург»)."""
+    return name in lexemes or any(len(part) >= 4 and part in lexemes for part in name.split("-"))
+
+
+def _covered(word: str, known: set[str]) -> bool:
+    """The wordings have the word, or a word of its family: «гарантийный» and «гарантия», «покупка»
+    and «покупать» share their first `FAMILY_PREFIX` letters; or the word is a compound ending in one."""
+    if word in known:
+        return True
+    stem = word[:FAMILY_PREFIX]
+    if len(stem) == FAMILY_PREFIX and any(other.startswith(stem) for other in known):
+        return True
+    # A compound of a word the wordings have: «техподдержка» and «поддержка» (not a hyphenated
+    # one: «экспресс-доставка» is another service than «доставка»).
+    return "-" not in word and any(len(other) >= FAMILY_PREFIX + 1 and word.endswith(other) for other in known)
+
+
+def distinguishing(
+    text: str, lexemes: Mapping[str, int | None], entries_total: int, *, names_only: bool = False,
+) -> set[str]:
+    """The lexemes of `text` (as the bot's lexicon stores them, with their document frequencies)
+    that single out what is asked about; with `names_only`, only names, numbers and Latin words."""
+    cyrillic = bool(_CYRILLIC.search(text))
+    found: set[str] = set()
+    for token in _TOKEN.findall(text):
+        lexeme = lexeme_of(token)
+        if lexeme not in lexemes and token.lower() in lexemes:
+            lexeme = token.lower()  # a number, a Latin word: the lexicon keeps them as they are
+        if lexeme not in lexemes:
+            continue
+        if _is_distinguishing(token, lexemes[lexeme], entries_total, cyrillic=cyrillic, names_only=names_only):
+            found.add(lexeme)
+    return found
+
+
+def _is_distinguishing(token: str, df: int | None, entries_total: int, *, cyrillic: bool, names_only: bool) -> bool:
+    if token.isdigit():
+        return True
+    if not _CYRILLIC.search(token):
+        # A Latin word in a Russian question is a brand or a product («Bosch», «Kubernetes»); in a
+        # question in English only a word rare in English is.
+        return cyrillic or _zipf(token.lower(), "en") < RARE_IN_LANGUAGE
+    parse = _parse(token)
+    if parse is None:
+        return False
+    tag, lemma, known, capitalised = parse
+    if tag & NAME_GRAMMEMES:
+        return True
+    if names_only:
+        return False
+    share = df / max(entries_total, SMALL_SITE) if df is not None else None
+    if not known:
+        # Not in the dictionary: a misspelling, unless the site uses it rarely («СДЭК») or the
+        # visitor wrote it with a capital inside the sentence.
+        return capitalised or (share is not None and share <= RARE_ON_SITE)
+    if not tag & CONTENT_POS:
+        return False
+    zipf = _zipf(lemma, "ru")
+    return zipf < RARE_IN_LANGUAGE or (zipf < SPECIFIC_IN_LANGUAGE and (share is None or share <= RARE_ON_SITE))
+
+
+@lru_cache(maxsize=8192)
+def _parse(token: str) -> tuple[frozenset[str], str, bool, bool] | None:
+    """(grammemes, lemma, in the dictionary, capitalised) of a Cyrillic word's likeliest reading."""
+    parses = _morph().parse(token)
+    if not parses:
+        return None
+    best = parses[0]
+    return frozenset(best.tag.grammemes), best.normal_form, bool(best.is_known), token[:1].isupper()
+
+
+@lru_cache(maxsize=8192)
+def lexeme_of(token: str) -> str:
+    """A word as PostgreSQL's 'russian' configuration stores it: lower case, Snowball's stem."""
+    return str(_stemmer().stemWord(token.lower()))
+
+
+@lru_cache(maxsize=16384)
+def _zipf(word: str, language: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, language))
+
+
+@cache
+def _morph():  # type: ignore[no-untyped-def]
+    import pymorphy3
+
+    return pymorphy3.MorphAnalyzer()
+
+
+@cache
+def _stemmer():  # type: ignore[no-untyped-def]
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("russian")
+
+
+def warm_up() -> None:
+    """Load the dictionaries before the first visitor (pymorphy3's and wordfreq's take ~1 s)."""
+    _morph()
+    _zipf("доставка", "ru")
+    _zipf("delivery", "en")
+
+
+def lexemes_from_json(rows: Iterable[Sequence[object]] | None) -> dict[str, int | None]:
+    """[[lexeme, df or null], ...] as the search statement builds it -> {lexeme: df}."""
+    return {str(row[0]): (int(row[1]) if isinstance(row[1], int | float) else None) for row in rows or ()}

@@ -1,0 +1,119 @@
+"""Correction memory answers its own question and its paraphrases, never a near miss: the rule of
+knowledge/paraphrase.py on real search (PostgreSQL, pgvector, the local embedding model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge import paraphrase
+from knowledge.indexing import embed_pending
+from knowledge.models import Entry, Wording
+from knowledge.search import search_entries
+from review.services import correction_apply
+from tests.knowledge.test_search import DELIVERY, RETURNS, WARRANTY, add
+
+pytestmark = pytest.mark.django_db
+
+MOSCOW = "Сколько стоит доставка по Москве?"
+FIXED = "С 1 марта доставка по Москве стоит 450 ₽, от 7000 ₽ бесплатно."
+SPB = "Доставка по Санкт-Петербургу курьером стоит 490 ₽, в Ленинградскую область — от 790 ₽."
+REGIONS = "В Казань, Екатеринбург и другие города доставляет СДЭК: стоимость считается в корзине."
+
+
+@pytest.fixture
+def city_shop(bot):
+    add(bot, "delivery", "Доставка по Москве", DELIVERY)
+    add(bot, "spb", "Доставка по Санкт-Петербургу", SPB)
+    add(bot, "regions", "Доставка в регионы", REGIONS)
+    add(bot, "returns", "Возврат товара", RETURNS)
+    add(bot, "warranty", "Гарантия", WARRANTY)
+    embed_pending(bot_id=bot.pk)
+    return bot
+
+
+def _correct(bot, question=MOSCOW, answer=FIXED, wordings=()):
+    culprit = search_entries(bot, question, k=1)[0].entry_id
+    return correction_apply(bot=bot, question=question, answer=answer, culprit_ids=[culprit], wordings=wordings)
+
+
+def test_a_paraphrase_gets_the_correction_with_its_priority(city_shop):
+    correction = _correct(city_shop)
+    top = search_entries(city_shop, "Какая цена доставки по Москве?")[0]
+    assert top.entry_id == correction.entry_id
+    assert top.components["fix_bonus"] == pytest.approx(city_shop.fix_bonus)
+    assert top.components["paraphrase"] >= paraphrase.PARAPHRASE_COSINE
+
+
+@pytest.mark.parametrize("near_miss", [
+    "Сколько стоит доставка по Санкт-Петербургу?",
+    "Сколько стоит доставка в Казань?",
+    "Сколько стоит доставка кондиционера по Москве?",
+])
+def test_a_near_miss_never_gets_the_correction_and_keeps_its_answer(city_shop, near_miss):
+    before = search_entries(city_shop, near_miss, k=10)
+    correction = _correct(city_shop)
+    after = search_entries(city_shop, near_miss, k=10)
+    assert correction.entry_id not in [r.entry_id for r in after]
+    assert after[0].entry_id == before[0].entry_id
+
+
+def test_the_culprit_counts_less_only_for_the_corrected_question(city_shop):
+    delivery = Entry.objects.get(bot=city_shop, key="delivery")
+    other_question = "Во сколько приезжает курьер?"
+    before = next(r for r in search_entries(city_shop, other_question, k=10) if r.entry_id == delivery.pk)
+    _correct(city_shop)
+    delivery.refresh_from_db()
+    assert delivery.review_needed  # the owner sees it among the entries to check
+    asked = next(r for r in search_entries(city_shop, MOSCOW, k=10) if r.entry_id == delivery.pk)
+    assert asked.components["review_penalty"] > 0
+    other = next(r for r in search_entries(city_shop, other_question, k=10) if r.entry_id == delivery.pk)
+    assert other.components["review_penalty"] == 0
+    assert other.components["entry_factor"] == before.components["entry_factor"]
+
+
+def test_a_flag_the_owner_set_counts_for_every_question(city_shop):
+    Entry.objects.filter(bot=city_shop, key="delivery").update(review_needed=True)
+    result = next(r for r in search_entries(city_shop, "Во сколько приезжает курьер?", k=10) if r.url == "/delivery/")
+    assert result.components["review_penalty"] > 0
+
+
+def test_a_wording_the_owner_adds_is_matched_as_the_question(city_shop):
+    correction = _correct(city_shop, wordings=["Доставка в пределах МКАД платная?"])
+    wordings = list(Wording.objects.filter(entry_id=correction.entry_id).values_list("origin", "text"))
+    assert wordings == [("question", MOSCOW), ("owner", "Доставка в пределах МКАД платная?")]
+    assert all(w.embedding_model for w in Wording.objects.filter(entry_id=correction.entry_id))
+    top = search_entries(city_shop, "Доставка внутри МКАД платная?")[0]
+    assert top.entry_id == correction.entry_id and top.components["fix_bonus"] > 0
+
+
+def test_a_question_wording_follows_its_entry_title(city_shop):
+    entry = add(city_shop, "qa-pay", "Как оплатить заказ?", "Картой на сайте или при получении.", kind=Entry.Kind.QA)
+    add(city_shop, "qa-pay", "Как можно оплатить заказ?", "Картой на сайте или при получении.", kind=Entry.Kind.QA)
+    assert list(Wording.objects.filter(entry=entry).values_list("text", "embedding_model")) == [
+        ("Как можно оплатить заказ?", "")]
+    embed_pending(bot_id=city_shop.pk)
+    assert Wording.objects.get(entry=entry).embedding_model == "e5-small"
+    assert not Wording.objects.filter(entry__key="delivery").exists()  # page chunks have none
+
+
+def test_names_numbers_and_rare_words_distinguish_question_words_do_not():
+    lexemes = {"стоимост": 20, "доставк": 47, "москв": 28, "казан": 1, "кондиционер": 13, "5000": 2, "bosch": None}
+
+    def words(text):
+        return paraphrase.distinguishing(text, lexemes, 229)
+
+    assert words("Какая стоимость доставки по Москве?") == {"москв"}
+    assert words("Доставка в Казань") == {"казан"}
+    assert words("доставка кондиционера") == {"кондиционер"}
+    assert words("доставка от 5000") == {"5000"}
+    assert words("доставка Bosch") == {"bosch"}
+
+
+def test_a_correction_naming_a_place_does_not_answer_a_question_without_it():
+    wording = paraphrase.WordingSignal(text=MOSCOW, cosine=0.95, lexemes={"сто": 10, "доставк": 47, "москв": 28})
+    general = paraphrase.judge("Сколько стоит доставка?", {"сто": 10, "доставк": 47}, 229, [wording])
+    assert general.verdict is paraphrase.Verdict.VETO and general.unshared == ("москв",)
+    part = paraphrase.WordingSignal(text="Доставка по Санкт-Петербургу", cosine=0.95,
+                                    lexemes={"доставк": 47, "санкт-петербург": 23, "санкт": 23, "петербург": 23})
+    by_part = paraphrase.judge("Доставка по Петербургу", {"доставк": 47, "петербург": 23}, 229, [part])
+    assert by_part.verdict is paraphrase.Verdict.PARAPHRASE
