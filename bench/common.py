@@ -102,6 +102,7 @@ def drop_bot(slug: str) -> None:
 
     for bot in Bot.objects.filter(slug=slug):
         with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM knowledge_wording WHERE bot_id = %s", [bot.pk])
             cursor.execute("DELETE FROM knowledge_entry WHERE bot_id = %s", [bot.pk])
         bot.delete()
 

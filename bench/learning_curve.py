@@ -178,6 +178,120 @@ def correction_memory(chosen: list[dict[str, Any]], others: list[dict[str, Any]]
     ]
 
 
+# --- part 0: what corrections do to everything else ------------------------------------------------
+
+NEAR_MISSES = common.REPO / "bench" / "data" / "vkcloud_near_misses.jsonl"
+PARAPHRASES2 = common.REPO / "bench" / "data" / "vkcloud_paraphrases2.jsonl"
+OUT_OF_SCOPE = common.REPO / "bench" / "data" / "vkcloud_out_of_scope.txt"
+
+
+@contextmanager
+def every_correction_wins() -> Iterator[None]:
+    """The rule before paraphrase matching, for the same-run baseline: every correction keeps its
+    weight and bonus whatever is asked, and a culprit's flag lowers it for every question."""
+    from knowledge import search
+
+    saved = search.corrections_judged
+    search.corrections_judged = lambda query, signals, words: signals  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        search.corrections_judged = saved  # type: ignore[assignment]
+
+
+def damage_rows(bot: Any, label: str, corrected: list[dict[str, Any]], others: list[dict[str, Any]],
+                near: list[dict[str, Any]], out_of_scope: list[str], fixes: dict[str, int]) -> list[Any]:
+    """One row: paraphrases answered by their correction (two splits), other questions' hit@1,
+    out-of-scope refusal, near misses and out-of-scope questions answered by a correction."""
+    from knowledge.search import is_match, search_entries
+
+    fix_ids = set(fixes.values())
+
+    def top(question: str) -> Any:
+        results = search_entries(bot, question, k=1)
+        return results[0] if results and is_match(bot, results) else None
+
+    def by_fix(question: str, entry_id: int | None = None) -> bool:
+        hit = top(question)
+        return hit is not None and (hit.entry_id == entry_id if entry_id else hit.entry_id in fix_ids)
+
+    para = [by_fix(row["paraphrase"], fixes.get(row["id"])) for row in corrected]
+    para2 = [by_fix(row["paraphrase2"], fixes.get(row["id"])) for row in corrected if row.get("paraphrase2")]
+    refused = [top(q) is None for q in out_of_scope]
+    oos_fix = [by_fix(q) for q in out_of_scope]
+    hijacked = [by_fix(row["near_miss"]) for row in near]
+    return [label, _share(para), _share(para2), f"{hit_at(bot, others, 1):.3f}", _share(refused),
+            f"{sum(hijacked)}/{len(hijacked)}", f"{sum(oos_fix)}/{len(oos_fix)}"]
+
+
+def _share(values: list[bool]) -> str:
+    return f"{sum(values) / len(values):.3f}" if values else "—"
+
+
+def correction_damage(chosen: list[dict[str, Any]], others: list[dict[str, Any]], n: int) -> list[list[Any]]:
+    """`n` FAQ questions corrected on the whole site (culprits as `manage.py correct` picks them):
+    before, after with today's rule, after with every correction winning (the old rule), after undo."""
+    from knowledge.search import search_entries
+    from review.models import Correction
+    from review.services import correction_apply, correction_undo
+
+    second = {row["id"]: row["paraphrase"] for row in common.read_jsonl(PARAPHRASES2)}
+    corrected = [{**row, "paraphrase2": second.get(row["id"], "")} for row in chosen[:n]]
+    ids = {row["id"] for row in corrected}
+    rest = others + chosen[n:]
+    near = [row for row in common.read_jsonl(NEAR_MISSES) if row["id"] in ids]
+    out_of_scope = [line.strip() for line in OUT_OF_SCOPE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    bot = copy_bot("bench-correction-damage", without_faq=False)
+    sets = (corrected, rest, near, out_of_scope)
+    rows = [damage_rows(bot, "before any correction", *sets, {})]
+    culprits = {}
+    for row in corrected:
+        top = search_entries(bot, row["question"], k=1)
+        culprits[row["id"]] = [r.entry_id for r in top if r.score >= bot.match_threshold]
+    fixes = {
+        row["id"]: correction_apply(bot=bot, question=row["question"], answer=row["answer"],
+                                    culprit_ids=culprits[row["id"]], origin=Correction.Origin.COMMAND)
+        for row in corrected
+    }
+    entry_of = {key: c.entry_id for key, c in fixes.items()}
+    rows.append(damage_rows(bot, f"after {n} corrections: paraphrase rule", *sets, entry_of))
+    with every_correction_wins():
+        rows.append(damage_rows(bot, f"after {n} corrections: every correction wins (old rule)", *sets, entry_of))
+    for correction in fixes.values():
+        correction_undo(correction=correction)
+    rows.append(damage_rows(bot, "after undoing them all", *sets, {}))
+    drop("bench-correction-damage")
+    return rows
+
+
+DEMO_CONTRAST = common.REPO / "tests" / "data" / "demo_contrast.jsonl"
+
+
+def demo_contrast() -> list[list[Any]]:
+    """The demo shop: each corrected question of tests/data/demo_contrast.jsonl alone, its
+    paraphrases and near misses asked; under today's rule and under the old one."""
+    from bench.retrieval_quality import prepare_bot
+    from knowledge.search import is_match, search_entries
+    from review.services import correction_apply, correction_undo
+
+    bot = prepare_bot("demo", "e5-small", fresh=False)
+    rows = common.read_jsonl(DEMO_CONTRAST)
+    counts = {rule: {"paraphrase": [0, 0], "near_miss": [0, 0]} for rule in ("paraphrase rule", "old rule")}
+    for corrected in dict.fromkeys(row["corrected"] for row in rows):
+        culprits = [r.entry_id for r in search_entries(bot, corrected, k=1) if r.score >= bot.match_threshold]
+        fix = correction_apply(bot=bot, question=corrected, answer=f"Поправка: {corrected}", culprit_ids=culprits)
+        for rule in counts:
+            with every_correction_wins() if rule == "old rule" else _nothing():
+                for row in (r for r in rows if r["corrected"] == corrected):
+                    results = search_entries(bot, row["question"], k=1)
+                    got = bool(results) and is_match(bot, results) and results[0].entry_id == fix.entry_id
+                    counts[rule][row["kind"]][0] += got
+                    counts[rule][row["kind"]][1] += 1
+        correction_undo(correction=fix)
+    return [[rule, f"{c['paraphrase'][0]}/{c['paraphrase'][1]}", f"{c['near_miss'][0]}/{c['near_miss'][1]}"]
+            for rule, c in counts.items()]
+
+
 # --- part 2 ---------------------------------------------------------------------------------------
 
 
@@ -314,6 +428,8 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=15, help="queue items the owner reviews per session")
     parser.add_argument("--sessions", type=int, default=3)
     parser.add_argument("--skip-correction-memory", action="store_true")
+    parser.add_argument("--damage", type=int, default=20, help="questions corrected in the damage part")
+    parser.add_argument("--damage-only", action="store_true", help="run the damage part only")
     args = parser.parse_args()
     # The VK Cloud site is served on 127.0.0.1 and crawled at full speed when its bench bot is missing.
     os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
@@ -321,6 +437,21 @@ def main() -> None:
     common.setup_django()
     chosen, others = load_data()
     print(f"# Correction memory and the learning curve — {common.machine()}\n")
+    print(f"## What {args.damage} corrections do to everything else (VK Cloud, whole site)\n")
+    with common.timed("correction damage"):
+        rows = correction_damage(chosen, others, args.damage)
+    print(common.table(["state", "paraphrases → their correction", "2nd paraphrases → their correction",
+                        f"other questions hit@1 (n={len(others) + len(chosen) - args.damage})",
+                        "out-of-scope refused", "near misses → a correction", "out-of-scope → a correction"],
+                       rows))
+    print()
+    with common.timed("demo contrast"):
+        rows = demo_contrast()
+    print("## The demo shop: one correction at a time, its paraphrases and near misses\n")
+    print(common.table(["rule", "paraphrases → the correction", "near misses → the correction"], rows))
+    print()
+    if args.damage_only:
+        return
     if not args.skip_correction_memory:
         with common.timed("correction memory"):
             rows = correction_memory(chosen, others)
