@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from assistant.bots.models import Bot
@@ -79,3 +80,53 @@ def latest_run_ids(*, sources: Iterable[Source]) -> dict[int, int]:
     rows = (CrawlRun.objects.filter(source__in=list(sources)).order_by("source_id", "-started_at", "-id")
             .distinct("source_id").values_list("source_id", "pk"))
     return dict(rows)
+
+
+def text_lexemes(*, bot: Bot, texts: list[str]) -> list[dict[str, int | None]]:
+    """Each text's lexemes as the bot's search reads them ('russian' configuration), with their
+    document frequency in the bot's texts (None: unknown to them). One query for all texts."""
+    if not texts:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT t.n, w.word, l.df FROM unnest(%s::text[]) WITH ORDINALITY AS t(body, n), "
+            "unnest(tsvector_to_array(to_tsvector('russian', t.body))) AS w(word) "
+            "LEFT JOIN knowledge_lexeme l ON l.bot_id = %s AND l.lexeme = w.word",
+            [texts, bot.pk],
+        )
+        rows = cursor.fetchall()
+    out: list[dict[str, int | None]] = [{} for _ in texts]
+    for n, word, df in rows:
+        out[n - 1][word] = df
+    return out
+
+
+def entries_total(*, bot: Bot) -> int:
+    """How many active entries the bot's lexicon counts (its lexeme '')."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(df), 0) FROM knowledge_lexeme WHERE bot_id = %s AND lexeme = ''", [bot.pk])
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str]) -> list[Any]:
+    """How a correction with these wordings would be judged for each question (knowledge/
+    paraphrase.py: paraphrase, veto or other), before it is stored: the reach an owner sees."""
+    import numpy as np
+
+    from knowledge import paraphrase
+    from knowledge.embeddings import get_embedder
+
+    if not wordings or not questions:
+        return []
+    embedder = get_embedder()
+    lexemes = text_lexemes(bot=bot, texts=[*wordings, *questions])
+    total = entries_total(bot=bot)
+    wording_vectors = np.stack([embedder.query(text) for text in wordings])
+    out = []
+    for question, question_lexemes in zip(questions, lexemes[len(wordings):], strict=True):
+        cosines = wording_vectors @ embedder.query(question)
+        signals = [paraphrase.WordingSignal(text=text, cosine=float(cosine), lexemes=words)
+                   for text, cosine, words in zip(wordings, cosines, lexemes, strict=False)]
+        out.append(paraphrase.judge(question, question_lexemes, total, signals))
+    return out

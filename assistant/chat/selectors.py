@@ -514,3 +514,21 @@ def activity_counts(*, bot: Bot, since: datetime) -> dict[str, int]:
         "thumbs_down": Message.objects.filter(bot=bot, rating=-1, created_at__gte=since).count(),
         "leads": Lead.objects.filter(bot=bot, created_at__gte=since).count(),
     }
+
+
+@dataclass(frozen=True)
+class AskedQuestion:
+    text: str
+    times: int  # how many visitors' messages asked it in these words
+
+
+def recent_questions(*, bot: Bot, since: datetime, limit: int = 200) -> list[AskedQuestion]:
+    """The bot's visitors' questions since `since`, one row per wording (most asked first): what a
+    correction about to be saved is checked against (review/reach.py)."""
+    rows = (
+        Message.objects.filter(bot=bot, role=Message.Role.VISITOR, created_at__gte=since)
+        .exclude(intent__in=_NOT_QUESTIONS)
+        .values("text").annotate(times=Count("id")).order_by("-times", "text")
+    )
+    return [AskedQuestion(text=row["text"], times=row["times"]) for row in rows[: limit * 2]
+            if 3 <= len(row["text"].strip()) <= 300 and not is_complaint(row["text"])][:limit]

@@ -38,3 +38,19 @@ def test_correct_refuses_bad_input_and_unknown_bots(shop, knowledge):
     with pytest.raises(CommandError):
         run("correct", "no-such-bot", "--question", "q", "--answer", "a")
     assert not knowledge["delivery"].__class__.objects.filter(kind="correction").exists()
+
+
+def test_correct_reports_its_reach_among_recent_questions(shop, knowledge, ask):
+    ask(shop, "Какая цена доставки по Москве?", visitor="v1")
+    ask(shop, "Какая цена доставки по Москве?", visitor="v2")
+    ask(shop, "Сколько стоит доставка в Казань?", visitor="v3")
+    printed = json.loads(run("correct", shop.slug, "--question", DELIVERY_QUESTION, "--answer", "Доставка 350 ₽.",
+                             "--wording", "Доставка внутри МКАД платная?", "--json"))
+    asked = {row["question"]: row for row in printed["would_answer"]}
+    assert set(asked) == {"Какая цена доставки по Москве?"} and asked["Какая цена доставки по Москве?"]["times"] == 2
+    assert [row["question"] for row in printed["changes"]] == ["Какая цена доставки по Москве?"]
+    assert printed["changes"][0]["answer_url"] == knowledge["delivery"].url
+    from knowledge.models import Wording
+
+    assert list(Wording.objects.filter(entry_id=printed["entry_id"]).values_list("text", flat=True)) == [
+        DELIVERY_QUESTION, "Доставка внутри МКАД платная?"]
