@@ -22,6 +22,7 @@ from assistant.bots.admin_scoping import BotScopedAdmin
 from review import selectors, services
 from review.exceptions import ItemNotFound, ReviewError
 from review.models import Correction, ReviewItem
+from review.reach import correction_reach
 
 
 def review_bot_ids(request: HttpRequest) -> list[int]:
@@ -54,6 +55,10 @@ class ReviewScopedAdmin(BotScopedAdmin):
         return False
 
 
+def _lines(text: str) -> list[str]:
+    return [line for line in (text or "").splitlines() if line.strip()]
+
+
 @admin.register(ReviewItem)
 class ReviewItemAdmin(ReviewScopedAdmin):
     list_display = ["question", "bot", "status", "decision", "answered_at"]
@@ -64,6 +69,7 @@ class ReviewItemAdmin(ReviewScopedAdmin):
             path("<int:item_id>/card/", wrap(self.card_view), name="review_reviewitem_card"),
             path("<int:item_id>/decide/", wrap(self.decide_view), name="review_reviewitem_decide"),
             path("<int:item_id>/undo/", wrap(self.undo_view), name="review_reviewitem_undo"),
+            path("<int:item_id>/reach/", wrap(self.reach_view), name="review_reviewitem_reach"),
             *super().get_urls(),
         ]
 
@@ -100,6 +106,7 @@ class ReviewItemAdmin(ReviewScopedAdmin):
             "card": reverse("admin:review_reviewitem_card", args=[0]),
             "decide": reverse("admin:review_reviewitem_decide", args=[0]),
             "undo": reverse("admin:review_reviewitem_undo", args=[0]),
+            "reach": reverse("admin:review_reviewitem_reach", args=[0]),
         }
 
     def _card(self, items: QuerySet[ReviewItem], item: ReviewItem | None) -> dict[str, Any] | None:
@@ -153,7 +160,8 @@ class ReviewItemAdmin(ReviewScopedAdmin):
         try:
             item = services.review_item_decide(
                 item_id=item_id, bot_ids=review_bot_ids(request), decision=request.POST.get("decision", ""),
-                text=request.POST.get("text", ""), user=request.user,
+                text=request.POST.get("text", ""), user=request.user, question=request.POST.get("question", ""),
+                wordings=_lines(request.POST.get("wordings", "")),
             )
         except ReviewError as exc:
             return self._error(exc)
@@ -161,6 +169,20 @@ class ReviewItemAdmin(ReviewScopedAdmin):
             pk=selectors.parse_int(request.POST.get("after")) or 0, bot_id__in=review_bot_ids(request)
         ).first()
         return JsonResponse({"ok": True, "decided": selectors.card(item), **self._neighbour_payload(request, after)})
+
+    def reach_view(self, request: HttpRequest, item_id: int) -> HttpResponse:
+        return require_POST(self._reach_view)(request, item_id)
+
+    def _reach_view(self, request: HttpRequest, item_id: int) -> JsonResponse:
+        """POST question (+ wordings): what the correction would answer, before it is saved."""
+        try:
+            item = self._item(request, item_id)
+            question = services.clean_question(request.POST.get("question", "") or item.question or item.answer[:200])
+            wordings = services.clean_wordings(_lines(request.POST.get("wordings", "")))
+        except ReviewError as exc:
+            return self._error(exc)
+        reach = correction_reach(bot=item.bot, question=question, wordings=wordings)
+        return JsonResponse({"ok": True, **reach.as_dict()})
 
     def undo_view(self, request: HttpRequest, item_id: int) -> HttpResponse:
         return require_POST(self._undo_view)(request, item_id)

@@ -70,3 +70,14 @@ class NotDecided(ReviewError):
 
     def __init__(self) -> None:
         super().__init__(_("Этот ответ ещё ждёт решения: отменять нечего."))
+
+
+class WordingTaken(ReviewError):
+    status = 409
+    code = "wording_taken"
+
+    def __init__(self, wording: str, correction_id: int) -> None:
+        super().__init__(_(
+            "Формулировка «%(wording)s» уже есть у поправки №%(n)s: один вопрос — одна поправка. "
+            "Измените ту поправку или отмените её, а эту формулировку уберите."
+        ) % {"wording": wording[:200], "n": correction_id})

@@ -157,6 +157,8 @@ def card(item: ReviewItem) -> dict[str, Any]:
         "decision": item.decision,
         "decision_label": str(ReviewItem.Decision(item.decision).label) if item.decision else "",
         "corrected_text": item.corrected_text,
+        "decided_at": formats.date_format(timezone.localtime(item.decided_at), "SHORT_DATETIME_FORMAT")
+        if item.decided_at else "",
     }
 
 

@@ -21,10 +21,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.chat import friction
 from assistant.chat import selectors as chat_selectors
+from knowledge import selectors as knowledge_selectors
 from knowledge import services as knowledge_services
 from knowledge.models import Entry, Wording
 from knowledge.versions import REASON_CORRECTION, REASON_CORRECTION_UNDO, REASON_REVIEW_ITEM, reason_written
@@ -36,6 +38,7 @@ from review.exceptions import (
     ItemNotFound,
     NotDecided,
     QuestionInvalid,
+    WordingTaken,
 )
 from review.models import Correction, CorrectionCulprit, ReviewItem
 
@@ -64,10 +67,22 @@ def clean_answer(text: str) -> str:
 def clean_question(text: str) -> str:
     text = " ".join(_CONTROL.sub("", text or "").split())
     if not text:
-        raise QuestionInvalid("Вопрос пустой: напишите, о чём спрашивают посетители.")
+        raise QuestionInvalid(_("Вопрос пустой: напишите, о чём спрашивают посетители."))
     if len(text) > QUESTION_MAX:
-        raise QuestionInvalid(f"Вопрос слишком длинный: {len(text)} знаков при пределе {QUESTION_MAX}.")
+        raise QuestionInvalid(_("Вопрос слишком длинный: %(length)s знаков при пределе %(limit)s.") % {
+            "length": len(text), "limit": QUESTION_MAX})
     return text
+
+
+WORDINGS_MAX: Final = 20  # more ways to ask one question, given at once
+
+
+def clean_wordings(texts: Sequence[str]) -> list[str]:
+    """More ways to ask a question, each checked like the question; empty lines are dropped."""
+    wordings = [clean_question(text) for text in texts if text.strip()]
+    if len(wordings) > WORDINGS_MAX:
+        raise QuestionInvalid(_("Не больше %(n)s формулировок вопроса за раз.") % {"n": WORDINGS_MAX})
+    return wordings
 
 
 def answer_url(bot: Bot, key: str) -> str:
@@ -181,25 +196,33 @@ def _locked_item(item_id: int, bot_ids: Collection[int]) -> ReviewItem:
 
 
 def review_item_decide(
-    *, item_id: int, bot_ids: Collection[int], decision: str, text: str = "", user: Any = None
+    *, item_id: int, bot_ids: Collection[int], decision: str, text: str = "", user: Any = None,
+    question: str = "", wordings: Sequence[str] = (),
 ) -> ReviewItem:
     """One decision on one item, in one transaction: «Всё верно» labels it; «Исправить» stores the
     corrected answer through correction memory with the answer's culprits; «Добавить в знания»
-    stores the question and the typed answer the same way, without culprits. The text is checked
-    before anything is locked or written, so a bad one changes nothing."""
+    stores the question and the typed answer the same way, without culprits. `question`: the
+    question as the owner wrote it (default: the visitor's words, which are kept as one more wording
+    when the owner rewrote them); `wordings`: more ways to ask it. The texts are checked before
+    anything is locked or written, so a bad one changes nothing."""
     if decision not in Decision.values:
         raise DecisionUnknown(decision)
     answer = clean_answer(text) if decision != Decision.CORRECT else ""
+    if decision != Decision.CORRECT:
+        question = clean_question(question) if question.strip() else ""
+        wordings = clean_wordings(wordings)
     with transaction.atomic():
         item = _locked_item(item_id, bot_ids)
         if item.status != ReviewItem.Status.PENDING:
             raise AlreadyDecided(str(Decision(item.decision).label) if item.decision else "")
         if decision != Decision.CORRECT:
+            asked = item.question or item.answer[:200]
             correction = correction_apply(
-                bot=item.bot, question=item.question or item.answer[:200], answer=answer,
+                bot=item.bot, question=question or asked, answer=answer,
                 culprit_ids=item.culprit_ids if decision == Decision.FIXED else [],
                 kind=Entry.Kind.CORRECTION if decision == Decision.FIXED else Entry.Kind.QA,
-                item=item, user=user, origin=Correction.Origin.REVIEW,
+                item=item, user=user, origin=Correction.Origin.REVIEW, wordings=wordings,
+                visitor_wording=asked if question else "",
             )
             item.entry_id, item.corrected_text = correction.entry_id, answer
         item.status, item.decision = ReviewItem.Status.DECIDED, decision
@@ -229,13 +252,20 @@ def review_item_undo(*, item_id: int, bot_ids: Collection[int], user: Any = None
 def correction_apply(
     *, bot: Bot, question: str, answer: str, culprit_ids: Sequence[int], kind: str = Entry.Kind.CORRECTION,
     item: ReviewItem | None = None, user: Any = None, origin: str = Correction.Origin.REVIEW,
-    wordings: Sequence[str] = (),
+    wordings: Sequence[str] = (), visitor_wording: str = "",
 ) -> Correction:
     """The owner's answer as knowledge that wins next time (module docstring). `wordings`: more ways
-    to ask the question, answered as it is. Culprits of other bots are ignored; the new entry is
+    to ask the question, answered as it is; `visitor_wording`: the visitor's own words when the owner
+    rewrote the question (kept as one more wording). A wording another active correction has is
+    refused (`WordingTaken`), before anything is written. Culprits of other bots are ignored; the new entry is
     never its own culprit, and the culprits count less only for the correction's own question and
     its paraphrases (knowledge/search.py)."""
     question, answer = clean_question(question), clean_answer(answer)
+    extra = [(text, Wording.Origin.OWNER) for text in clean_wordings(wordings)]
+    if visitor_wording.strip() and _words(visitor_wording) != _words(question):
+        extra.append((clean_question(visitor_wording), Wording.Origin.VISITOR))
+    if kind == Entry.Kind.CORRECTION:
+        _wordings_free(bot, [question, *(text for text, _origin in extra)])
     key = f"{'fix' if kind == Entry.Kind.CORRECTION else 'qa'}-{uuid.uuid4().hex[:20]}"
     reason = (reason_written(REASON_REVIEW_ITEM, n=item.pk) if item
               else reason_written(REASON_CORRECTION, origin=str(origin)))
@@ -243,7 +273,7 @@ def correction_apply(
         flags = knowledge_services.entries_flag_for_review(bot=bot, entry_ids=culprit_ids, reason=reason)
         entry = knowledge_services.entry_create_answer(
             bot=bot, question=question, answer=answer, kind=kind, key=key, url=answer_url(bot, key), reason=reason,
-            wordings=[(clean_question(w), Wording.Origin.OWNER) for w in wordings if w.strip()],
+            wordings=extra,
             supersedes=[entry_id for entry_id, _before in flags] if kind == Entry.Kind.CORRECTION else [],
         )
         correction = Correction.objects.create(
@@ -255,6 +285,16 @@ def correction_apply(
              for entry_id, before in flags]
         )
     return correction
+
+
+def _wordings_free(bot: Bot, texts: Sequence[str]) -> None:
+    """No wording of a new correction may be one an active correction of the bot already has (case,
+    «ё» and punctuation aside): the visitor would get whichever of the two search ranks first."""
+    mine = {_words(text): text for text in texts}
+    for entry_id, text in knowledge_selectors.correction_wordings(bot=bot):
+        if _words(text) in mine:
+            taken = Correction.objects.filter(bot=bot, entry_id=entry_id).values_list("pk", flat=True).first()
+            raise WordingTaken(mine[_words(text)], taken or entry_id)
 
 
 def correction_undo(*, correction: Correction, user: Any = None) -> Correction:

@@ -73,7 +73,30 @@
     const decided = current.status === "decided";
     $("rq-buttons").hidden = decided;
     $("rq-decided").hidden = !decided;
-    $("rq-decided").textContent = decided ? T.decided + " «" + current.decision_label + "»" : "";
+    $("rq-decided").textContent = decided
+      ? T.decided + " «" + current.decision_label + "»" + (current.decided_at ? " · " + current.decided_at : "")
+        + (current.corrected_text ? " — " + current.corrected_text : "")
+      : "";
+    $("rq-reopen-bar").hidden = !decided;
+  }
+
+  // A decision of any day, reopened from the list of decided items: the item is pending again and
+  // its correction (if any) is undone.
+  async function reopen() {
+    if (!current || current.status !== "decided" || busy) return;
+    busy = true;
+    try {
+      const data = await post(url("undo", current.id), {});
+      if (!data.ok) { showError(data.error); return; }
+      lastDecided = null;
+      current = data.item; preloaded = data.next; total = data.total;
+      render();
+      showUndo(T.undone);
+    } catch (e) {
+      showError(T.network);
+    } finally {
+      busy = false;
+    }
   }
 
   function showError(message) {
@@ -81,14 +104,18 @@
     $("rq-error").textContent = message || "";
   }
 
+  let reachShown = false; // the owner has seen the reach of the question and wordings as typed
+
   function openEditor(kind) {
     if (!current || current.status === "decided") return;
     mode = kind;
     $("rq-editor").hidden = false;
     $("rq-editor-label").textContent = kind === "fixed" ? T.fixLabel : T.addLabel;
-    $("rq-editor-q").textContent = T.q + " " + (current.question || current.before.join(" "));
+    $("rq-question").value = current.question || current.before.join(" ");
+    $("rq-wordings").value = "";
     const text = $("rq-text");
     text.value = kind === "fixed" ? current.answer : "";
+    resetReach();
     counter();
     text.focus();
   }
@@ -96,6 +123,52 @@
   function closeEditor() {
     mode = null;
     $("rq-editor").hidden = true;
+  }
+
+  function resetReach() {
+    reachShown = false;
+    $("rq-reach").hidden = true;
+    $("rq-save").firstChild.textContent = T.check + " ";
+  }
+
+  function reachRow(row) {
+    const li = el("li");
+    li.append(el("strong", "", "«" + row.question + "»"), document.createTextNode(" · " + T.times + " " + row.times + " · "));
+    if (row.answer_url) {
+      const a = el("a", "", row.answer_title || row.answer_url);
+      a.href = row.answer_url; a.target = "_blank"; a.rel = "noopener";
+      li.append(document.createTextNode(T.was + " "), a);
+    } else {
+      li.append(document.createTextNode(T.noAnswer));
+    }
+    return li;
+  }
+
+  async function showReach() {
+    if (!current || busy) return;
+    busy = true;
+    showError("");
+    $("rq-reach").hidden = false;
+    $("rq-reach-title").textContent = T.checking;
+    $("rq-reach-list").replaceChildren();
+    try {
+      const data = await post(url("reach", current.id), { question: $("rq-question").value, wordings: $("rq-wordings").value });
+      if (!data.ok) { $("rq-reach").hidden = true; showError(data.error); return; }
+      $("rq-reach-title").textContent = data.would_answer.length ? T.reachSome : T.reachNone;
+      $("rq-reach-list").replaceChildren(...data.would_answer.map(reachRow));
+      reachShown = true;
+      $("rq-save").firstChild.textContent = T.confirm + " ";
+    } catch (e) {
+      showError(T.network);
+    } finally {
+      busy = false;
+    }
+  }
+
+  function save() {
+    if (!mode) return;
+    if (!$("rq-text").value.trim()) { showError(T.empty); return; }
+    if (reachShown) decide(mode); else showReach();
   }
 
   function counter() {
@@ -118,7 +191,9 @@
     if (decision !== "correct" && !text.trim()) { showError(T.empty); return; }
     busy = true;
     try {
-      const data = await post(url("decide", current.id), { decision, text, after: preloaded ? preloaded.id : "" });
+      const body = { decision, text, after: preloaded ? preloaded.id : "" };
+      if (decision !== "correct") { body.question = $("rq-question").value; body.wordings = $("rq-wordings").value; }
+      const data = await post(url("decide", current.id), body);
       if (!data.ok) { showError(data.error); return; }
       lastDecided = data.decided;
       previousId = current.id;
@@ -197,15 +272,18 @@
       if (decision === "correct") decide("correct"); else openEditor(decision);
     });
   });
-  $("rq-editor").addEventListener("submit", (event) => { event.preventDefault(); if (mode) decide(mode); });
+  $("rq-editor").addEventListener("submit", (event) => { event.preventDefault(); save(); });
+  $("rq-question").addEventListener("input", resetReach);
+  $("rq-wordings").addEventListener("input", resetReach);
   $("rq-cancel").addEventListener("click", closeEditor);
   $("rq-text").addEventListener("input", counter);
   $("rq-undo-button").addEventListener("click", undo);
+  $("rq-reopen").addEventListener("click", reopen);
 
   document.addEventListener("keydown", (event) => {
     const typing = event.target instanceof HTMLElement && event.target.closest("textarea, input, select");
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && mode) {
-      event.preventDefault(); decide(mode); return;
+      event.preventDefault(); save(); return;
     }
     if (event.key === "Escape" && mode) { event.preventDefault(); closeEditor(); return; }
     if (typing || event.ctrlKey || event.metaKey || event.altKey) return;

@@ -112,6 +112,8 @@ def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(
     expect(page.locator("#rq-text")).to_be_focused()
     expect(page.locator("#rq-text")).to_have_value("")
     page.fill("#rq-text", ADDED)
+    page.click("#rq-editor button[type=submit]")  # first the reach, then the confirmation saves
+    expect(page.locator("#rq-save")).to_contain_text("Подтвердить")
     page.click("#rq-editor button[type=submit]")
     expect(page.locator("#rq-undo-text")).to_have_text("Сохранено: «Добавить в знания»")
     expect(position).to_have_text("1 из 4")
@@ -125,6 +127,8 @@ def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(
     page.keyboard.press("Control+Enter")
     expect(page.locator("#rq-error")).to_contain_text("пустой")
     page.fill("#rq-text", FIXED)
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#rq-save")).to_contain_text("Подтвердить")
     shots and page.screenshot(path=str(shots / "review-fix.png"))
     page.keyboard.press("Control+Enter")
     expect(page.locator("#rq-undo-text")).to_have_text("Сохранено: «Исправить»")
