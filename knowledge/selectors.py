@@ -130,3 +130,11 @@ def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str]
                    for text, cosine, words in zip(wordings, cosines, lexemes, strict=False)]
         out.append(paraphrase.judge(question, question_lexemes, total, signals))
     return out
+
+
+def correction_wordings(*, bot: Bot) -> list[tuple[int, str]]:
+    """(entry id, wording) of every active correction of the bot."""
+    from knowledge.models import Wording
+
+    rows = Wording.objects.filter(bot=bot, entry__active=True, entry__kind=Entry.Kind.CORRECTION)
+    return list(rows.order_by("pk").values_list("entry_id", "text"))
