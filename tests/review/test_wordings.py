@@ -25,9 +25,9 @@ def _item(shop, ask, text):
 
 def test_the_owner_rewrites_a_misspelt_question_and_the_visitors_words_stay_a_wording(shop, knowledge, ask, owner):
     item = _item(shop, ask, TYPO)
-    services.review_item_decide(item_id=item.pk, bot_ids=[shop.pk], decision="added", text="Оплату подключают в кабинете.",
-                                question="Как подключить оплату?", wordings=["Как настроить приём платежей?", ""],
-                                user=owner)
+    services.review_item_decide(item_id=item.pk, bot_ids=[shop.pk], decision="added",
+                                text="Оплату подключают в кабинете.", question="Как подключить оплату?",
+                                wordings=["Как настроить приём платежей?", ""], user=owner)
     entry = Correction.objects.get(item=item).entry
     assert entry.title == "Как подключить оплату?"
     assert list(Wording.objects.filter(entry=entry).values_list("origin", "text")) == [
