@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ from django.test import override_settings
 from assistant.bots.models import Bot
 from assistant.chat import excerpts, pipeline
 from assistant.chat.excerpts import HARD_LIMIT, excerpt, units
+from assistant.chat.facts import facts_in
 from knowledge.models import Entry
 
 TABLE = (
@@ -167,6 +169,27 @@ def demo_shop_id(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
 def demo_shop(demo_shop_id: int, settings: Any) -> Bot:
     settings.LLM_PROVIDER = "none"
     return Bot.objects.get(pk=demo_shop_id)
+
+
+def _prices(text: str) -> list[str]:
+    """The prices a reply states, in the order a visitor reads them, as the fact check reads them."""
+    amounts = re.finditer(r"\d[\d\s]*(?:₽|руб)", text)
+    return [fact.key for amount in amounts for fact in facts_in(amount.group()) if fact.code == "price"]
+
+
+@pytest.mark.django_db
+def test_the_moscow_delivery_price_on_the_demo_is_the_general_350_not_the_express_690(demo_shop):
+    reply = pipeline.answer(bot=demo_shop, text="Сколько стоит доставка по Москве?", history=[])
+    assert reply.links and "/delivery/moscow/" in reply.links[0]["url"]
+    assert _prices(reply.text)[0] == "q:350:rub", reply.text
+    assert "q:5000:rub" in _prices(reply.text)  # free from 5 000 ₽: the rest of the answer
+    assert "690" not in reply.text
+
+
+@pytest.mark.django_db
+def test_a_question_about_the_express_still_gets_the_express_price(demo_shop):
+    reply = pipeline.answer(bot=demo_shop, text="Сколько стоит экспресс-доставка в день заказа?", history=[])
+    assert _prices(reply.text)[0] == "q:690:rub", reply.text
 
 
 @pytest.mark.django_db
