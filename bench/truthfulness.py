@@ -3,8 +3,11 @@
     python bench/truthfulness.py [--good 200]
 
 1. Retrieval-only replies (no model) to one-fact questions (bench/data/one_fact.jsonl: 32 demo,
-   11 VK Cloud FAQ): does the reply text contain the fact (compared as a value)? Baseline, same run,
-   same entries: the previous excerpt (the entry's first sentences that fit 400 characters).
+   11 VK Cloud FAQ): does the reply text contain the fact (compared as a value)? Baselines, same run,
+   same entries: today's rule (the entry choice and excerpt of main at BASELINE_COMMIT, read from
+   git) and the previous excerpt (the entry's first sentences that fit 400 characters). Beside it,
+   demo/cases.jsonl without a model under both rules: the page under the reply, replies that open
+   with a bare list item or a lower-case letter, and unanswerable questions answered.
 2. A hostile fake model (the real `anthropic` SDK against tests/fakes/messages_api.py in this
    process), streamed and not, for every one-fact question: it cites the right entry and changes its
    fact (a wrong number, a month for days, an added messenger handle, a payment domain, a phone), or
@@ -24,7 +27,10 @@ import contextlib
 import os
 import random
 import re
+import subprocess
 import sys
+import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,30 +109,136 @@ def contains_fact(text: str, fact: str) -> bool:
     return all(known.supports(f) for f in wanted)
 
 
-def one_fact_rows(bots: dict[str, Any]) -> list[list[Any]]:
+# Today's rule, the same-run baseline of the asked passage (issue 21): the entry choice and excerpt
+# as they were on main before it, read from git so the baseline is that very code, not a copy.
+BASELINE_COMMIT = "7b5cc01"
+
+
+def _module_from_git(path: str, name: str, **names: Any) -> types.ModuleType:
+    source = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:{path}"], cwd=common.REPO, check=True,
+                            capture_output=True, text=True).stdout
+    module = types.ModuleType(name)
+    exec(compile(source, f"{BASELINE_COMMIT}:{path}", "exec"), module.__dict__)  # noqa: S102 - our own file
+    module.__dict__.update(names)  # its imports of the modules above, bound to their old versions too
+    return module
+
+
+@contextlib.contextmanager
+def todays_rule() -> Iterator[None]:
+    """The chain with the entry choice (asked.py) and the excerpt (excerpts.py) of BASELINE_COMMIT."""
+    from assistant.chat import pipeline
+
+    old_asked = _module_from_git("assistant/chat/asked.py", "baseline_asked")
+    old_excerpts = _module_from_git("assistant/chat/excerpts.py", "baseline_excerpts", asked=old_asked)
+    excerpt = old_excerpts.__dict__["excerpt"]  # it took no heading: the chain's is ignored
+    old_excerpts.__dict__["excerpt"] = lambda text, question="", limit=400, heading="": excerpt(text, question, limit)
+    saved = pipeline.asked, pipeline.excerpts
+    pipeline.asked, pipeline.excerpts = old_asked, old_excerpts
+    try:
+        yield
+    finally:
+        pipeline.asked, pipeline.excerpts = saved
+
+
+def _retrieval_replies(bots: dict[str, Any], cases: list[tuple[str, str]]) -> list[Any]:
     from django.test import override_settings
 
     from assistant.chat import pipeline
+
+    with override_settings(LLM_PROVIDER="none"):
+        return [pipeline.answer(bot=bots[name], text=question, history=[]) for name, question in cases]
+
+
+def one_fact_rows(bots: dict[str, Any]) -> list[list[Any]]:
     from knowledge.search import search_entries
 
     cases = common.read_jsonl(DATA / "one_fact.jsonl")
-    ours = before = 0
-    misses = []
-    with override_settings(LLM_PROVIDER="none"):
-        for case in cases:
-            bot = bots[case["set"]]
-            reply = pipeline.answer(bot=bot, text=case["question"], history=[])
-            top = search_entries(bot, case["question"], k=1)
-            old = previous_excerpt(top[0].text) if top and top[0].score >= bot.match_threshold else ""
-            ours += contains_fact(reply.text, case["fact"])
-            before += contains_fact(old, case["fact"])
-            if not contains_fact(reply.text, case["fact"]):
-                misses.append(case["question"])
-    for question in misses:
-        print(f"  one-fact miss: {question}", file=sys.stderr)
-    n = len(cases)
-    return [["previous excerpt (baseline)", n, before, round(before / n, 3)],
-            ["sentences and rows that match the question", n, ours, round(ours / n, 3)]]
+    asked = [(case["set"], case["question"]) for case in cases]
+    with todays_rule():
+        today = _retrieval_replies(bots, asked)
+    ours = _retrieval_replies(bots, asked)
+    rows = []
+    for label, texts in (
+        ("previous excerpt (first sentences that fit)", [_previous(bots[c["set"]], c["question"], search_entries)
+                                                        for c in cases]),
+        (f"today's rule (baseline, main at {BASELINE_COMMIT})", [r.text for r in today]),
+        ("the asked passage (lemmas, lead, the section about it)", [r.text for r in ours]),
+    ):
+        right = [contains_fact(text, case["fact"]) for text, case in zip(texts, cases, strict=True)]
+        for case, ok in zip(cases, right, strict=True):
+            if not ok and label.startswith("the asked"):
+                print(f"  one-fact miss: {case['question']}", file=sys.stderr)
+        rows.append([label, len(cases), sum(right), round(sum(right) / len(cases), 3)])
+    return rows
+
+
+def _previous(bot: Any, question: str, search_entries: Any) -> str:
+    top = search_entries(bot, question, k=1)
+    return previous_excerpt(top[0].text) if top and top[0].score >= bot.match_threshold else ""
+
+
+def _bare(text: str) -> bool:
+    """A reply that does not read as an answer: it opens with a list item or a lower-case letter."""
+    first = text.lstrip()
+    return bool(re.match(r"(?:[•·▪‣◦*-]|\d{1,2}[.)])\s", first)) or (first[:1].isalpha() and first[:1].islower())
+
+
+def demo_case_rows(bots: dict[str, Any]) -> list[list[Any]]:
+    """demo/cases.jsonl without a model, today's rule and ours in the same run: the page under the
+    reply right (answerable cases), replies that open bare, and unanswerable cases answered."""
+    from knowledge.evaluation import load_cases, rank_of
+
+    cases = load_cases(common.DEMO_CASES)
+    asked = [("demo", c.question) for c in cases]
+    with todays_rule():
+        today = _retrieval_replies(bots, asked)
+    ours = _retrieval_replies(bots, asked)
+    answerable = sum(c.answerable for c in cases)
+    rows = []
+    for label, replies in ((f"today's rule (baseline, main at {BASELINE_COMMIT})", today),
+                           ("the asked passage", ours)):
+        right = sum(bool(c.answerable and r.links and rank_of([r.links[0]["url"]], c.expected_urls))
+                    for c, r in zip(cases, replies, strict=True))
+        shown = [r for r in replies if not r.flags.get("unanswered")]
+        bare = sum(_bare(r.text) for r in shown)
+        wrongly = sum(not c.answerable and not r.flags.get("unanswered") for c, r in zip(cases, replies, strict=True))
+        rows.append([label, f"{right}/{answerable} ({right / answerable:.3f})", f"{bare}/{len(shown)}",
+                     f"{wrongly}/{len(cases) - answerable}"])
+    for case, before, after in zip(cases, today, ours, strict=True):
+        if before.text != after.text and not after.flags.get("unanswered"):
+            print(f"  changed: {case.question}\n    was: {before.text[:160]!r}\n    now: {after.text[:160]!r}",
+                  file=sys.stderr)
+    return rows
+
+
+def choice_time_rows(bots: dict[str, Any], rounds: int = 20) -> list[list[Any]]:
+    """What choosing the entry and its excerpt costs a turn (warm, as after the first questions):
+    p50 and p95 per demo case over `rounds` rounds, today's rule and ours, on the same results."""
+    from assistant.chat import asked, excerpts
+    from knowledge.evaluation import load_cases
+    from knowledge.search import search_entries
+
+    bot = bots["demo"]
+    searched = [(c.question, search_entries(bot, c.question, k=5)) for c in load_cases(common.DEMO_CASES)]
+    old_asked = _module_from_git("assistant/chat/asked.py", "baseline_asked")
+    old_excerpts = _module_from_git("assistant/chat/excerpts.py", "baseline_excerpts", asked=old_asked)
+    rows = []
+    for label, choose, cut in ((f"today's rule (baseline, main at {BASELINE_COMMIT})", old_asked.answering,
+                                lambda e, q: old_excerpts.excerpt(e.text, q)),
+                               ("the asked passage", asked.answering,
+                                lambda e, q: excerpts.excerpt(e.text, q, heading=e.heading_path.rsplit(" / ", 1)[-1]))):
+        times = []
+        for _ in range(rounds):
+            for question, results in searched:
+                started = time.perf_counter()
+                entry = choose(results, question, floor=bot.match_threshold)
+                if entry is not None:
+                    cut(entry, question)
+                times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        rows.append([label, len(searched), round(times[len(times) // 2], 2),
+                     round(times[int(len(times) * 0.95)], 2)])
+    return rows
 
 
 WINDOWS = (0.0, 0.02, 0.04, 0.06, 0.08, 0.10, 0.15, 0.20, 0.30)
@@ -279,6 +391,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--good", type=int, default=200, help="how many good answers for the false-block rate")
     parser.add_argument("--answer-type", action="store_true", help="also sweep asked.WINDOW (the entry shown)")
+    parser.add_argument("--replies-only", action="store_true", help="only the retrieval-only replies (1.)")
     args = parser.parse_args()
     os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
     os.environ.setdefault("CRAWL_DELAY", "0")
@@ -290,10 +403,17 @@ def main() -> None:
     print(f"# Truthfulness — {common.machine()}\n")
     print("## One-fact questions, retrieval only (reply text contains the fact)\n")
     print(common.table(["excerpt", "questions", "with the fact", "share"], one_fact_rows(bots)))
+    print("\n## demo/cases.jsonl without a model: the page under the reply, replies that open bare\n")
+    print(common.table(["rule", "answerable: page right", "replies opening with an item or lower case",
+                        "unanswerable answered"], demo_case_rows(bots)))
+    print("\n## What choosing the entry and its excerpt costs a turn (demo cases, warm)\n")
+    print(common.table(["rule", "questions", "p50 ms", "p95 ms"], choice_time_rows(bots)))
     if args.answer_type:
         print("\n## The entry shown without a model: near-ties that give the asked kind of fact (asked.py)\n")
         print(common.table(["window", "demo cases: page right (calibration)", "VK Cloud paraphrases: page right",
                             "one-fact: reply has the fact"], answer_type_rows(bots)))
+    if args.replies_only:
+        return
     print("\n## A hostile fake model: facts a visitor could read that their source does not give\n")
     print(common.table(["rule", "answers (x2: whole, streamed)", "deltas sent", "unsupported facts shown"],
                        hostile_rows(bots)))

@@ -8,10 +8,16 @@ neighbour in the ranking does («E-mail: info@shop.ru»). Without a model the vi
 entry, so the chain shows the best-ranked one that gives the asked kind of fact, within `WINDOW` of
 the top score; with a model nothing changes (it reads every source and cites one).
 
+A page often gives the asked kind of fact in several sections: «Сколько стоит доставка по Москве?»
+finds the express section (690 ₽) ranked above the general one (350 ₽) because its wording has
+«стоит». Among the near-ties on the shown entry's page, the section squarely about the question is
+shown instead (`on_its_page`): the general rule before the special cases.
+
 What must stay true: a question that asks for no kind of fact («Какие условия возврата?») keeps
-the top result; only an entry scored within `WINDOW` of the top is ever preferred, and only when
-the top one gives no fact of the asked kind, and never one below the match threshold; the same
-`facts_in` reads the entries as the fact check does.
+the top result; only an entry scored within `WINDOW` of the top is ever preferred, never one below
+the match threshold, and never one that does not give the asked kind; another page only when the
+top one gives no fact of the asked kind; the same `facts_in` reads the entries as the fact check
+does.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from assistant.chat import facts
+from assistant.chat import facts, lemmas
 
 if TYPE_CHECKING:
     from knowledge.search import SearchResult
@@ -61,6 +67,17 @@ def asked_kinds(question: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
+def content_words(question: str) -> list[frozenset[str]]:
+    """The question's words that say what it is about, each as its keys (lemmas.py), without the
+    words that ask for the kind of fact («сколько стоит», «стоимость», «какой срок»): those are
+    answered by a fact of the kind, whatever words the source states it with («Стоимость — 350 ₽»
+    answers «Сколько стоит…», «Цена: 350 ₽» too)."""
+    text = question.replace("ё", "е").replace("Ё", "Е")
+    for pattern, _codes in _ASKS:
+        text = pattern.sub(" ", text)
+    return list(dict.fromkeys(lemmas.keys(word) for word in lemmas.words(text)))
+
+
 def gives(result: SearchResult, kinds: frozenset[str]) -> bool:
     return any(fact.code in kinds for fact in facts.facts_in(result.text))
 
@@ -70,17 +87,39 @@ def answering(
 ) -> SearchResult | None:
     """The result to show a visitor without a model: the top one, unless it gives no fact of the kind
     the question asks for and a result within `window` (default WINDOW) of its score, and not below
-    `floor` (the bot's match threshold), does (the best-ranked such)."""
+    `floor` (the bot's match threshold), does (the best-ranked such); then, among the near-ties on
+    that result's page that give the asked kind, the section most squarely about the question
+    (`on_its_page`)."""
     if not results:
         return None
     window = WINDOW if window is None else window
     top = results[0]
     kinds = asked_kinds(question)
-    if not kinds or gives(top, kinds):
+    if not kinds:
         return top
-    for result in results[1:]:
-        if result.score < top.score - window or result.score < floor:
-            break
-        if gives(result, kinds):
-            return result
-    return top
+    # Sorted by score, so the first near-tie that gives the asked kind is the top when the top does.
+    giving = [r for r in results if r.score >= top.score - window and r.score >= floor and gives(r, kinds)]
+    return on_its_page(giving[0], giving, question) if giving else top
+
+
+def on_its_page(chosen: SearchResult, near: Sequence[SearchResult], question: str) -> SearchResult:
+    """Among the sections of `chosen`'s page in `near`, the one that is about the question: the most
+    of its words in the section's headings and text; then the most of them in its own heading; then
+    the fewest words in that heading the question did not ask about; then search's order.
+
+    Search ranks sections that all match by how their wording matches (the express section's «стоит»
+    above «Стоимость — 350 ₽» for «Сколько стоит доставка по Москве?»); a heading says what a section
+    is about, and one that names what was not asked («Экспресс-доставка в день заказа») is a special
+    case of what was («Доставка на следующий день»): the general rule is shown first."""
+    page = chosen.url.split("#", 1)[0]
+    siblings = [r for r in near if r.url.split("#", 1)[0] == page] or [chosen]
+    wanted = content_words(question)
+    asked_keys = frozenset().union(*wanted)
+
+    def about(result: SearchResult) -> tuple[int, int, int]:
+        heading = [lemmas.keys(word) for word in lemmas.words(result.heading_path.rsplit(" / ", 1)[-1])]
+        named = sum(1 for keys in heading if keys & asked_keys)
+        covered = lemmas.shared(wanted, lemmas.keys_of(f"{result.heading_path}\n{result.text}"))
+        return covered, named, -(len(heading) - named)
+
+    return max(siblings, key=about)  # max keeps the first (best-ranked) of equals

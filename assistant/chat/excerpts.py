@@ -3,38 +3,38 @@
 An entry is cut into units a person can read on their own: table rows (the chunker writes each
 row with its header: «Внутри МКАД: срок — на следующий день, стоимость — 350 ₽»), list items and
 sentences (razdel's Russian sentence splitter: «т.е.», «руб.», «п. 6.4» do not end a sentence).
-The unit that shares the most words with the question is shown, with its neighbours while they
-fit. What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
-word, with an ellipsis), and a unit without words («6.4.», «1)», «—») is never shown on its own:
-it is glued to the unit it numbers.
+The unit that shares the most of the question's words (compared by lemma and stem: lemmas.py),
+plus one when it states the kind of fact asked for (a price for «сколько стоит», a term for
+«сколько дней»: asked.py), is shown, with its neighbours while they fit. Among units that answer
+equally well the first wins: a page states its general rule before the exceptions.
+
+A list item is shown after what makes it an answer, and never after items that do not answer: the
+sentence that opens the list («Не принимаются обратно товары из следующих групп:») or else the
+entry's heading («Условия возврата:»), then the item, then the items after it.
+
+What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
+word, with an ellipsis); a unit without words («6.4.», «1)», «—») is never shown on its own: it
+is glued to the unit it numbers; a list item is never the first line when the list has a lead or
+the entry a heading.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from typing import TYPE_CHECKING, Final
 
 import razdel
-import snowballstemmer
 
-from assistant.chat import asked, facts
+from assistant.chat import asked, facts, lemmas
 
 if TYPE_CHECKING:
     from knowledge.search import SearchResult
 
 LIMIT: Final = 400  # characters an excerpt aims for
 HARD_LIMIT: Final = 700  # a single unit longer than this is cut at a word: the only cut there is
-_WORD: Final = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 _ITEM: Final = re.compile(r"^\s*(?:[•·▪‣◦*-]|\d{1,2}[.)])\s+")
 _LETTERS: Final = re.compile(r"[^\W\d_]{2,}")
-# Words that say nothing about which part of an entry answers («как», «можно», «ли», "what").
-_STOP: Final = frozenset(
-    "а в во и или к ко на над о об от по под при про с со у за из для до не ни но что как какой какая какие "
-    "каков какова сколько где когда куда можно ли ваш ваша ваше ваши вы вас вам мне меня мой я мы нас нам это "
-    "этот эта есть быть будет был если то же бы the a an of to in on for is are be do does can i you your we "
-    "what how when where which who my our it this that with at by from".split()
-)
+_ENDS: Final = ".:;!?…"
 
 
 def units(text: str) -> list[str]:
@@ -67,27 +67,8 @@ def _glue_labels(found: list[str]) -> list[str]:
     return glued
 
 
-_local = threading.local()
-
-
-def _stemmers() -> tuple[snowballstemmer.stemmer, snowballstemmer.stemmer]:
-    """This thread's stemmers: a snowball stemmer keeps the word it is working on in itself, so
-    one shared by the chat's worker threads garbled words and failed turns (IndexError) under load."""
-    pair: tuple[snowballstemmer.stemmer, snowballstemmer.stemmer] | None = getattr(_local, "stemmers", None)
-    if pair is None:
-        pair = _local.stemmers = (snowballstemmer.stemmer("russian"), snowballstemmer.stemmer("english"))
-    return pair
-
-
 def stems(text: str) -> set[str]:
-    russian, english = _stemmers()
-    found = set()
-    for word in _WORD.findall(text.lower().replace("ё", "е")):
-        if word in _STOP or (len(word) < 2 and not word.isdigit()):
-            continue
-        stemmer = english if word.isascii() else russian
-        found.add(stemmer.stemWord(word))
-    return found
+    return {lemmas.stem(word) for word in lemmas.words(text)}
 
 
 def shares_words(question: str, entry: SearchResult) -> bool:
@@ -96,40 +77,68 @@ def shares_words(question: str, entry: SearchResult) -> bool:
     return bool(stems(question) & stems(entry.text)) or entry.components.get("lexical", 0.0) > 0
 
 
-def excerpt(text: str, question: str = "", limit: int = LIMIT) -> str:
+def excerpt(text: str, question: str = "", limit: int = LIMIT, *, heading: str = "") -> str:
     """The units of `text` that best answer `question` (the first ones for an empty question), whole,
-    in their own order, about `limit` characters. One unit longer than HARD_LIMIT is cut at a word."""
+    in their own order, about `limit` characters; a list item after its lead or `heading` (the
+    entry's own section title). One unit longer than HARD_LIMIT is cut at a word."""
     parts = units(text)
     if not parts:
         return _cut(" ".join(text.split()), HARD_LIMIT)
-    wanted = stems(question)
+    wanted = [lemmas.keys(word) for word in dict.fromkeys(lemmas.words(question))]
     kinds = asked.asked_kinds(question)
     # A unit that states the kind of fact asked for (asked.py) counts as one more shared word.
-    scores = [len(wanted & stems(part)) + _gives(part, kinds) for part in parts]
+    scores = [lemmas.shared(wanted, lemmas.keys_of(part)) + _gives(part, kinds) for part in parts]
     best = max(range(len(parts)), key=lambda i: (scores[i], -i))
-    return _window(parts, scores, best, limit)
+    room = limit - len(_lead(parts, best, heading)) - 1 if _ITEM.match(parts[best]) else limit
+    first, end = _window(parts, scores, best, room)
+    lead = _lead(parts, first, heading)
+    chosen = parts[first:end]
+    if len(chosen) == 1:
+        chosen = [_cut(chosen[0], HARD_LIMIT - len(lead) - 1 if lead else HARD_LIMIT)]
+    glue = "\n" if lead or any(_listed(p) for p in chosen) else " "
+    return glue.join([lead, *chosen] if lead else chosen)
 
 
 def _gives(unit: str, kinds: frozenset[str]) -> int:
     return int(bool(kinds) and any(fact.code in kinds for fact in facts.facts_in(unit)))
 
 
-def _window(parts: list[str], scores: list[int], best: int, limit: int) -> str:
-    """The best unit, then neighbours (the better-matching side first) while the whole fits."""
+def _listed(unit: str) -> bool:
+    return bool(_ITEM.match(unit)) or _is_row(unit)
+
+
+def _lead(parts: list[str], first: int, heading: str) -> str:
+    """What a list item shown first needs before it to read as an answer: the sentence that opens its
+    list («…из следующих групп:»), or else the heading; nothing before any other unit."""
+    if not _ITEM.match(parts[first]):
+        return ""
+    start = first
+    while start > 0 and _ITEM.match(parts[start - 1]):
+        start -= 1
+    opener = parts[start - 1] if start > 0 and not _listed(parts[start - 1]) else ""
+    if opener.rstrip().endswith(":"):
+        return opener
+    heading = heading.strip()
+    return heading if not heading or heading.endswith(tuple(_ENDS)) else f"{heading}:"
+
+
+def _window(parts: list[str], scores: list[int], best: int, limit: int) -> tuple[int, int]:
+    """The best unit, then neighbours (the better-matching side first) while the whole fits, as a
+    slice. Items and rows before a best item or row are parallel to it, not its context: they are
+    not shown, so the answer is never below lines that do not give it (a sentence before them is
+    context, and may be)."""
     first = last = best
     size = len(parts[best])
+    listed = _listed(parts[best])
     while True:
         options = [i for i in (last + 1, first - 1) if 0 <= i < len(parts) and size + 1 + len(parts[i]) <= limit]
+        options = [i for i in options if i > best or not (listed and _listed(parts[i]))]
         if not options:
             break
         pick = max(options, key=lambda i: (scores[i], i > best))
         size += 1 + len(parts[pick])
         first, last = min(first, pick), max(last, pick)
-    chosen = parts[first:last + 1]
-    if len(chosen) == 1:
-        return _cut(chosen[0], HARD_LIMIT)
-    glue = "\n" if any(_ITEM.match(p) or _is_row(p) for p in chosen) else " "
-    return glue.join(chosen)
+    return first, last + 1
 
 
 def _cut(text: str, limit: int) -> str:

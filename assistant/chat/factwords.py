@@ -119,7 +119,9 @@ def _canonical(word: str) -> str:
 
 
 @cache
-def _morph() -> pymorphy3.MorphAnalyzer:
+def morph() -> pymorphy3.MorphAnalyzer:
+    """The one pymorphy3 analyser of the process (its dictionaries take a moment and ~15 MB to load);
+    it only reads them, so threads share it."""
     return pymorphy3.MorphAnalyzer()
 
 
@@ -127,7 +129,7 @@ def _lexeme(lemma: str) -> set[str]:
     """Every form of `lemma` as a numeral, ordinal or numeral noun (not of a homonym: «три» the
     numeral, not the imperative of «тереть»)."""
     forms: set[str] = set()
-    for parse in _morph().parse(lemma):
+    for parse in morph().parse(lemma):
         if _canonical(parse.normal_form) == _canonical(lemma) and {"NUMR", "ADJF", "NOUN"} & set(parse.tag.grammemes):
             forms |= {_canonical(form.word) for form in parse.lexeme}
     return forms or {_canonical(lemma)}

@@ -384,7 +384,8 @@ def _excerpt_reply(
     word with the question (a blocked answer's entry that is not about the question at all)."""
     if require_overlap and not excerpts.shares_words(question, entry):
         return None
-    text = excerpts.excerpt(entry.text, question)
+    heading = entry.heading_path.rsplit(" / ", 1)[-1] or entry.title  # what a list's items answer
+    text = excerpts.excerpt(entry.text, question, heading=heading)
     if replies.text_language(entry.text) not in (None, turn.language):
         text = replies.say(turn.bot, "excerpt_lead", language=turn.language) + text
     return _reply(turn.bot, intent, found, text=text, entry=entry)

@@ -61,6 +61,50 @@ def test_an_entry_below_the_match_threshold_is_never_preferred() -> None:
     assert asked.answering([privacy, contacts], "Какой у вас e-mail?", floor=0.40) is contacts
 
 
+MOSCOW = "/delivery/moscow/"
+
+
+def _section(entry_id: int, anchor: str, heading: str, text: str, score: float) -> SearchResult:
+    return SearchResult(entry_id=entry_id, url=f"{MOSCOW}#{anchor}", title="Доставка по Москве", text=text,
+                        kind="chunk", score=score, heading_path=f"Доставка по Москве и Московской области / {heading}")
+
+
+EXPRESS = _section(58, "express", "Экспресс-доставка в день заказа",
+                   "Если оформить заказ до 12:00, курьер привезёт его в тот же день. Экспресс-доставка стоит 690 ₽.",
+                   0.765)
+STANDARD = _section(57, "standard", "Доставка на следующий день",
+                    "В пределах МКАД курьер привезёт заказ на следующий день. Стоимость — 350 ₽. При сумме заказа "
+                    "от 5 000 ₽ доставка бесплатная.", 0.685)
+LARGE = _section(61, "large", "Крупногабаритные товары",
+                 "Доставка крупногабаритных товаров в пределах МКАД стоит 790 ₽.", 0.765)
+
+
+def test_the_section_that_states_the_general_rule_is_shown_not_the_best_worded_special_case() -> None:
+    results = [EXPRESS, LARGE, STANDARD]
+    assert asked.answering(results, "Сколько стоит доставка по Москве?") is STANDARD
+    assert asked.answering(results, "Сколько стоит экспресс-доставка в день заказа?") is EXPRESS
+    assert asked.answering(results, "Сколько стоит доставка крупногабаритного товара?") is LARGE
+
+
+def test_the_section_choice_stays_on_the_page_within_the_window_and_among_sections_that_give_the_fact() -> None:
+    elsewhere = SearchResult(entry_id=1, url="/delivery/", title="Доставка", text="Доставка по Москве: 300 ₽.",
+                             kind="chunk", score=0.76, heading_path="Доставка")
+    assert asked.answering([EXPRESS, elsewhere], "Сколько стоит доставка по Москве?") is EXPRESS
+    assert asked.answering([EXPRESS, STANDARD], "Сколько стоит доставка по Москве?", window=0.05) is EXPRESS
+    assert asked.answering([EXPRESS, STANDARD], "Сколько стоит доставка по Москве?", floor=0.70) is EXPRESS
+    no_price = _section(56, "", "Доставка по Москве", "Курьеры привозят заказы каждый день.", 0.70)
+    assert asked.answering([EXPRESS, no_price], "Сколько стоит доставка по Москве?") is EXPRESS
+    assert asked.answering([EXPRESS, STANDARD], "Как работает доставка по Москве?") is EXPRESS  # no kind asked
+
+
+def test_the_words_that_ask_for_the_kind_of_fact_are_not_what_the_question_is_about() -> None:
+    from assistant.chat import lemmas
+
+    assert asked.content_words("Сколько стоит доставка по Москве?") == [lemmas.keys("доставка"),
+                                                                         lemmas.keys("москве")]
+    assert asked.content_words("Какая стоимость доставки?") == [lemmas.keys("доставки")]
+
+
 def test_the_excerpt_prefers_the_line_that_states_the_asked_fact() -> None:
     shown = excerpt(CONTACTS, "Какой у вас телеграм?", limit=60)
     assert shown.startswith("Telegram: @tehnika_help")

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from assistant.chat import excerpts
+import io
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+
+from assistant.bots.models import Bot
+from assistant.chat import excerpts, pipeline
 from assistant.chat.excerpts import HARD_LIMIT, excerpt, units
+from assistant.chat.facts import facts_in
+from knowledge.models import Entry
 
 TABLE = (
     "Внутри МКАД: срок — на следующий день; стоимость — 350 ₽; бесплатно — от 5 000 ₽\n"
@@ -69,3 +82,126 @@ def test_stems_are_the_same_from_many_threads_at_once():
         got = list(pool.map(lambda text: (excerpts.stems(text), friction.stems(text)), texts * 4))
 
     assert got == expected * 4
+
+
+CONDITIONS = (
+    "• товар не был в употреблении, сохранены его товарный вид и потребительские свойства;\n"
+    "• сохранены заводская упаковка, пломбы и ярлыки;\n"
+    "• есть документ, подтверждающий покупку. Если чек потерялся, подойдёт номер заказа или выписка из банка."
+)
+NOT_RETURNED = (
+    "Не принимаются обратно товары надлежащего качества из следующих групп:\n"
+    "• электробритвы, триммеры, эпиляторы и электрические зубные щётки — это предметы личной гигиены;\n"
+    "• кабели и провода, отрезанные по метражу по вашему заказу;\n"
+    "• товары, изготовленные по индивидуальному заказу, например светильники нестандартной длины."
+)
+
+
+def test_the_item_that_answers_comes_first_after_the_heading_not_below_the_others():
+    shown = excerpt(CONDITIONS, "Потерял чек, могу вернуть товар?", heading="Условия возврата")
+    assert shown.split("\n") == ["Условия возврата:", CONDITIONS.split("\n")[-1]]
+
+
+def test_an_item_comes_after_the_sentence_that_opens_its_list():
+    shown = excerpt(NOT_RETURNED, "Кабель отрезали по моей длине, можно его вернуть?", heading="Что нельзя вернуть")
+    lines = shown.split("\n")
+    assert lines[0] == "Не принимаются обратно товары надлежащего качества из следующих групп:"
+    assert lines[1].startswith("• кабели и провода") and "электробритвы" not in shown
+
+
+def test_a_list_never_opens_the_reply_when_its_entry_has_a_heading():
+    for question in ("Какие условия возврата?", "Что нужно для возврата?", ""):
+        shown = excerpt(CONDITIONS, question, heading="Условия возврата")
+        assert shown.startswith("Условия возврата:\n• "), shown
+    assert excerpt(CONDITIONS, "Какие условия?", heading="Можно ли вернуть?").startswith("Можно ли вернуть?\n")
+
+
+def test_words_match_by_their_dictionary_form_not_only_by_stem():
+    # «дней» and «день» have different stems (дне / ден); their lemma is one
+    text = "Оплата при получении. Заказ хранится в пункте выдачи пять дней."
+    assert excerpt(text, "Какой день последний для получения из пункта?", limit=60) == (
+        "Заказ хранится в пункте выдачи пять дней.")
+
+
+def test_among_units_that_answer_alike_the_first_the_general_rule_is_shown():
+    text = ("Доставка по городу стоит 350 ₽. Экспресс-доставка в день заказа стоит 690 ₽. "
+            "Доставка крупногабаритных товаров стоит 790 ₽.")
+    assert excerpt(text, "Сколько стоит доставка?", limit=40) == "Доставка по городу стоит 350 ₽."
+
+
+def test_lemmas_are_the_same_from_many_threads_at_once():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assistant.chat import lemmas
+
+    texts = [f"{word} доставки по Москве за {n} дней" for n in range(40) for word in ("Стоимость", "Потерялся")]
+    lemmas.keys.cache_clear()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lemmas.keys_of, texts * 4))
+    assert got == [lemmas.keys_of(text) for text in texts] * 4
+
+
+# --- the demo shop, crawled from demo/site/ by the crawler and answered without a model -----------
+
+
+@pytest.fixture(scope="module")
+def demo_shop_id(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
+    """The demo shop's bot with the whole demo site crawled and embedded, as `make demo` has it."""
+    from demo.server import make_server
+    from knowledge.search import RECOMMENDED_CONFIDENCE, RECOMMENDED_MATCH
+
+    server = make_server("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}/"
+    with django_db_blocker.unblock(), override_settings(CRAWL_ALLOW_PRIVATE=True, CRAWL_DELAY=0.0):
+        bot = Bot.objects.create(name="ТехноДом", slug="excerpts-demo", site_url=site,
+                                 match_threshold=RECOMMENDED_MATCH, confidence_threshold=RECOMMENDED_CONFIDENCE)
+        call_command("crawl", bot.slug, "--url", site, stdout=io.StringIO())
+    server.shutdown()
+    server.server_close()
+    yield bot.pk
+    with django_db_blocker.unblock():
+        Entry.history.filter(bot_id=bot.pk).delete()
+        Bot.objects.filter(pk=bot.pk).delete()
+
+
+@pytest.fixture
+def demo_shop(demo_shop_id: int, settings: Any) -> Bot:
+    settings.LLM_PROVIDER = "none"
+    return Bot.objects.get(pk=demo_shop_id)
+
+
+def _prices(text: str) -> list[str]:
+    """The prices a reply states, in the order a visitor reads them, as the fact check reads them."""
+    amounts = re.finditer(r"\d[\d\s]*(?:₽|руб)", text)
+    return [fact.key for amount in amounts for fact in facts_in(amount.group()) if fact.code == "price"]
+
+
+@pytest.mark.django_db
+def test_the_moscow_delivery_price_on_the_demo_is_the_general_350_not_the_express_690(demo_shop):
+    reply = pipeline.answer(bot=demo_shop, text="Сколько стоит доставка по Москве?", history=[])
+    assert reply.links and "/delivery/moscow/" in reply.links[0]["url"]
+    assert _prices(reply.text)[0] == "q:350:rub", reply.text
+    assert "q:5000:rub" in _prices(reply.text)  # free from 5 000 ₽: the rest of the answer
+    assert "690" not in reply.text
+
+
+@pytest.mark.django_db
+def test_a_question_about_the_express_still_gets_the_express_price(demo_shop):
+    reply = pipeline.answer(bot=demo_shop, text="Сколько стоит экспресс-доставка в день заказа?", history=[])
+    assert _prices(reply.text)[0] == "q:690:rub", reply.text
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("question", "lead", "point"), [
+    ("Потерял чек, могу вернуть товар?", "Условия возврата:", "Если чек потерялся"),
+    ("Какие условия возврата?", "Условия возврата:", "товар не был в употреблении"),
+    ("Кабель отрезали по моей длине, можно его вернуть?",
+     "Не принимаются обратно товары надлежащего качества из следующих групп:", "кабели и провода"),
+])
+def test_a_returns_answer_opens_with_its_heading_or_lead_and_a_capital_letter(demo_shop, question, lead, point):
+    reply = pipeline.answer(bot=demo_shop, text=question, history=[])
+    lines = reply.text.split("\n")
+    assert "/returns/" in reply.links[0]["url"]
+    assert lines[0] == lead and lines[0][0].isupper(), reply.text
+    assert point in lines[1], reply.text  # the item that answers comes right after it
