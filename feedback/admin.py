@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from feedback import gaps as gap_services
 from feedback import operator_answers
-from feedback.models import Gap, OperatorAnswer, Outcome
+from feedback.models import Gap, GapQuestion, OperatorAnswer, Outcome
 from feedback.outcomes import outcomes_refresh, weekly_stats
 from review.admin import ReviewScopedAdmin, review_bot_ids
 from review.exceptions import ReviewError
@@ -36,6 +36,9 @@ class GapAdmin(ReviewScopedAdmin):
         return [
             path("<int:gap_id>/answer/", wrap(require_POST(self.answer_view)), name="feedback_gap_answer"),
             path("<int:gap_id>/hide/", wrap(require_POST(self.hide_view)), name="feedback_gap_hide"),
+            path("merge/", wrap(require_POST(self.merge_view)), name="feedback_gap_merge"),
+            path("questions/<int:question_id>/split/", wrap(require_POST(self.split_view)),
+                 name="feedback_gap_split"),
             path("operator-answers/<int:proposal_id>/accept/", wrap(require_POST(self.proposal_accept_view)),
                  name="feedback_operator_answer_accept"),
             path("operator-answers/<int:proposal_id>/dismiss/", wrap(require_POST(self.proposal_dismiss_view)),
@@ -93,6 +96,33 @@ class GapAdmin(ReviewScopedAdmin):
         self.message_user(request, text % {"t": gap.title}, messages.SUCCESS)
         return self._back(request)
 
+    def merge_view(self, request: HttpRequest) -> HttpResponse:
+        """«Объединить выбранные»: the row with the most questions absorbs the others."""
+        ids = [i for i in (parse_int(v) for v in request.POST.getlist("gap")) if i is not None]
+        chosen = list(Gap.objects.select_related("bot").filter(pk__in=ids, bot_id__in=review_bot_ids(request))
+                      .order_by("-count", "first_seen", "pk"))
+        try:
+            if len(chosen) < 2 or len(chosen) != len(set(ids)):
+                raise ReviewError(_("Выберите хотя бы две темы одного бота, чтобы объединить их."))
+            merged = gap_services.gap_merge(target=chosen[0], others=chosen[1:])
+        except ReviewError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Объединено в «%(t)s»: %(n)s вопросов. Похожие вопросы бот теперь добавляет сюда.")
+                          % {"t": merged.title, "n": merged.count}, messages.SUCCESS)
+        return self._back(request)
+
+    def split_view(self, request: HttpRequest, question_id: int) -> HttpResponse:
+        question = get_object_or_404(GapQuestion.objects.select_related("gap__bot"), pk=question_id,
+                                     bot_id__in=review_bot_ids(request))
+        try:
+            gap_services.gap_question_split(question=question)
+        except ReviewError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Вопрос «%(t)s» теперь отдельная тема.") % {"t": question.text[:80]},
+                          messages.SUCCESS)
+        return self._back(request)
 
     def _proposal(self, request: HttpRequest, proposal_id: int) -> OperatorAnswer:
         return get_object_or_404(OperatorAnswer.objects.select_related("bot"), pk=proposal_id,

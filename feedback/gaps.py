@@ -8,21 +8,25 @@ feedback/operator_answers.py; the Gaps page shows both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Final
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Max, Min, QuerySet
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.chat import selectors as chat_selectors
 from feedback import grouping
 from feedback.models import Gap, GapCursor, GapQuestion
+from knowledge import selectors as knowledge_selectors
 from knowledge.embeddings import get_embedder
 from knowledge.models import Entry
+from review.exceptions import ReviewError
 from review.models import Correction
 from review.services import correction_apply
 
@@ -35,11 +39,23 @@ def _topics(bot: Bot, model_key: str, meaning: grouping.Meaning) -> tuple[list[g
     """The bot's gaps as topics; only vectors of the current model take part in meaning."""
     gaps = {gap.pk: gap for gap in Gap.objects.filter(bot=bot)}
     topics: dict[int, grouping.Topic] = {pk: grouping.Topic(key=pk) for pk in gaps}
-    rows = GapQuestion.objects.filter(bot=bot).values_list("gap_id", "stems", "vector", "embedding_model")
-    for gap_id, stems, vector, model in rows:
+    rows = GapQuestion.objects.filter(bot=bot).values_list("gap_id", "stems", "vector", "embedding_model", "facet")
+    for gap_id, stems, vector, model, facet in rows:
         usable = vector is not None and model == model_key
-        topics[gap_id].add(frozenset(stems), meaning.prepare(np.asarray(vector)) if usable else None)
+        topics[gap_id].add(frozenset(stems), meaning.prepare(np.asarray(vector)) if usable else None, facet=facet)
+    _learn_from_merges(bot, list(topics.values()))
     return list(topics.values()), gaps
+
+
+def _learn_from_merges(bot: Bot, topics: list[grouping.Topic]) -> None:
+    """Rows the owner merged teach their shared stems, less the words common in the bot's knowledge."""
+    shared = {id(t): grouping.merged_stems(t) for t in topics if len(t.facet_stems) > 1}
+    if not any(shared.values()):
+        return
+    counts, entries = knowledge_selectors.lexicon_counts(bot=bot, lexemes=set().union(*shared.values()))
+    for topic in topics:
+        words = shared.get(id(topic), frozenset())
+        topic.learned_stems = frozenset(w for w in words if not grouping.is_common(counts[w], entries))
 
 
 @transaction.atomic
@@ -72,11 +88,13 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
             topics.append(grouping.Topic(key=gap.pk))
             index = len(topics) - 1
         topic = topics[index]
-        topic.add(stems, prepared)
+        facet = topic.nearest_facet(prepared)
+        topic.add(stems, prepared, facet=facet)
         gap = gaps[int(topic.key or 0)]
         GapQuestion.objects.create(
             bot=bot, gap=gap, message_id=question.message_id, text=question.text, reason=question.reason,
             stems=sorted(stems), vector=vector.tolist(), embedding_model=embedder.key, asked_at=question.asked_at,
+            facet=facet,
         )
         gap.count += 1
         gap.first_seen, gap.last_seen = min(gap.first_seen, question.asked_at), max(gap.last_seen, question.asked_at)
@@ -89,6 +107,63 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
     cursor.last_message_id = found[-1].trigger_id
     cursor.save(update_fields=["last_message_id"])
     return added
+
+
+def _lock_grouping(bot: Bot) -> None:
+    """Serialise with `gaps_refresh` of the same bot: it groups against the rows as they were read."""
+    GapCursor.objects.select_for_update().get_or_create(bot=bot)
+
+
+def _recount(gap: Gap) -> None:
+    totals = gap.questions.aggregate(n=Count("id"), first=Min("asked_at"), last=Max("asked_at"))
+    gap.count, gap.first_seen, gap.last_seen = totals["n"], totals["first"], totals["last"]
+    gap.save(update_fields=["count", "first_seen", "last_seen", "status", "entry", "answered_at", "title"])
+
+
+@transaction.atomic
+def gap_merge(*, target: Gap, others: Sequence[Gap]) -> Gap:
+    """«Объединить»: the owner says these rows are one topic. Their questions move to `target` and
+    keep the row they came from as their facet, so later questions like any of them join `target`
+    (feedback/grouping.py); the other rows are deleted. The merged row is open while any of the
+    rows was open; it keeps the first answer among them."""
+    _lock_grouping(target.bot)
+    ids = sorted({g.pk for g in others} - {target.pk})
+    rows = list(Gap.objects.select_for_update().filter(pk__in=[target.pk, *ids], bot_id=target.bot_id))
+    locked = next((g for g in rows if g.pk == target.pk), None)
+    merged = [g for g in rows if g.pk != target.pk]
+    if locked is None or not ids or len(merged) != len(ids):
+        raise ReviewError(_("Выберите хотя бы две темы одного бота, чтобы объединить их."))
+    for gap in merged:
+        GapQuestion.objects.filter(gap=gap, facet__isnull=True).update(facet=gap.pk)
+        GapQuestion.objects.filter(gap=gap).update(gap=locked)
+    if any(g.status == Gap.Status.OPEN for g in merged):
+        locked.status = Gap.Status.OPEN
+    if locked.entry_id is None:
+        answered = next((g for g in merged if g.entry_id), None)
+        if answered is not None:
+            locked.entry_id, locked.answered_at = answered.entry_id, answered.answered_at
+    Gap.objects.filter(pk__in=ids).delete()
+    _recount(locked)
+    return locked
+
+
+@transaction.atomic
+def gap_question_split(*, question: GapQuestion) -> Gap:
+    """«Отделить»: the owner says this question is another topic. It becomes a row of its own (open,
+    titled by it) and leaves its row's facets, so later questions like it join the new row."""
+    _lock_grouping(question.gap.bot)
+    source = Gap.objects.select_for_update().get(pk=question.gap_id)
+    if source.questions.count() < 2:
+        raise ReviewError(_("В этой теме один вопрос: отделять нечего."))
+    gap = Gap.objects.create(bot_id=source.bot_id, title=question.text[:TITLE_CHARS], count=1,
+                             first_seen=question.asked_at, last_seen=question.asked_at)
+    question.gap, question.facet = gap, None
+    question.save(update_fields=["gap", "facet"])
+    if source.title == question.text[:TITLE_CHARS]:
+        first = source.questions.order_by("asked_at", "id").first()
+        source.title = first.text[:TITLE_CHARS] if first else source.title
+    _recount(source)
+    return gap
 
 
 def gap_answer(*, gap: Gap, answer: str, user: Any = None) -> Gap:
@@ -121,10 +196,13 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
     ids = [g.pk for g in rows]
     titles = {g.pk: g.title for g in rows}
     examples: dict[int, list[str]] = {}
-    for gap_id, text in GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "text"):
+    questions: dict[int, list[dict[str, Any]]] = {}  # the same examples with their ids, for «Отделить»
+    rows_q = GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "id", "text")
+    for gap_id, question_id, text in rows_q:
         bucket = examples.setdefault(gap_id, [])
         if len(bucket) < 3 and text not in bucket and text != titles[gap_id]:
             bucket.append(text)
+            questions.setdefault(gap_id, []).append({"id": question_id, "text": text})
     weeks = week_starts(TREND_WEEKS)
     counts: dict[tuple[int, Any], int] = {}
     weekly = (GapQuestion.objects.filter(gap_id__in=ids, asked_at__gte=weeks[0])
@@ -132,7 +210,8 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
     for gap_id, week, n in weekly:
         counts[(gap_id, week.date())] = n
     return [
-        {"gap": g, "examples": examples.get(g.pk, []), "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
+        {"gap": g, "examples": examples.get(g.pk, []), "questions": questions.get(g.pk, []),
+         "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
         for g in rows
     ]
 

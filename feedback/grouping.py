@@ -6,7 +6,9 @@ no words. Pure functions over stems and vectors, so the thresholds can be calibr
 A question joins the topic it is most like when either
 - its content-word stems overlap a member's by Jaccard >= STEM_JOIN (Snowball, the chat's own
   `friction.stems`: question words and stop words left out), or
-- its centred query vector is at least `Meaning.join` cosine-similar to the topic's centroid;
+- its centred query vector is at least `Meaning.join` cosine-similar to the topic's centroid
+  (to one of its facets' centroids, for a row the owner merged from several: feedback/gaps.py
+  `gap_merge`);
 otherwise it starts a topic of its own. Comparing with the centroid, not with the nearest member,
 keeps a chain of near neighbours from gluing two topics together.
 
@@ -38,6 +40,8 @@ STEM_JOIN: Final = 0.5
 VECTOR_JOIN: Final = 0.65
 # Raw cosine for a model without a background mean (the setting before centring).
 RAW_VECTOR_JOIN: Final = 0.9
+# A merged row's shared stem is learned unless more of the bot's entries than this hold it.
+COMMON_SHARE: Final = 0.02
 MEANS_FILE: Final = Path(__file__).resolve().parent / "data" / "question_means.json"
 
 
@@ -90,32 +94,74 @@ def meaning_for(model_key: str) -> Meaning:
 
 @dataclass
 class Topic:
-    """A topic while grouping: its members' stems and the sum of their prepared unit vectors."""
+    """A topic while grouping: its members' stems and, per facet, the sum of their prepared unit
+    vectors. A facet is the row a question was first grouped into; a row the owner merged from
+    several keeps one facet per merged row, so a later question like any one of them joins it
+    (one centroid of all would sit between them and match none)."""
 
     key: int | None  # the Gap id, None for a topic made in this pass
     member_stems: list[frozenset[str]] = field(default_factory=list)
-    vector_sum: np.ndarray | None = None
+    facet_sums: dict[int | None, np.ndarray] = field(default_factory=dict)
+    facet_stems: dict[int | None, set[str]] = field(default_factory=dict)
+    # Stems the owner vouched for by merging (`merged_stems`, less the bot's common words): a later
+    # question with one of them joins this topic as if its stems matched a member's.
+    learned_stems: frozenset[str] = frozenset()
 
-    def centroid(self) -> np.ndarray | None:
-        if self.vector_sum is None:
-            return None
-        norm = float(np.linalg.norm(self.vector_sum))
-        return self.vector_sum / norm if norm else None
+    def centroids(self) -> list[np.ndarray]:
+        out = []
+        for total in self.facet_sums.values():
+            norm = float(np.linalg.norm(total))
+            if norm:
+                out.append(total / norm)
+        return out
 
-    def add(self, question_stems: frozenset[str], vector: np.ndarray | None) -> None:
-        """Add a member; `vector` is already prepared (Meaning.prepare) or None."""
+    def nearest_facet(self, vector: np.ndarray | None) -> int | None:
+        """The facet whose centroid is closest to a prepared vector (None: the topic's own)."""
+        best, best_cosine = None, -2.0
+        for facet, total in self.facet_sums.items():
+            norm = float(np.linalg.norm(total))
+            cosine = float(np.dot(unit_vector(vector), total / norm)) if vector is not None and norm else -1.0
+            if cosine > best_cosine:
+                best, best_cosine = facet, cosine
+        return best
+
+    def add(self, question_stems: frozenset[str], vector: np.ndarray | None, facet: int | None = None) -> None:
+        """Add a member; `vector` is already prepared (Meaning.prepare) or None; `facet` is the row
+        it was first grouped into (None: this topic's own)."""
         self.member_stems.append(question_stems)
+        self.facet_stems.setdefault(facet, set()).update(question_stems)
         if vector is not None:
             unit = unit_vector(vector)
-            self.vector_sum = unit.copy() if self.vector_sum is None else self.vector_sum + unit
+            total = self.facet_sums.get(facet)
+            self.facet_sums[facet] = unit.copy() if total is None else total + unit
+
+
+def merged_stems(topic: Topic) -> frozenset[str]:
+    """Stems found in two or more facets of a merged row: words the owner's merge says the rows'
+    questions share (e.g. «счёт» of «оплатить по счёту» and «выставляете счета»)."""
+    seen: dict[str, int] = {}
+    for words in topic.facet_stems.values():
+        for word in words:
+            seen[word] = seen.get(word, 0) + 1
+    return frozenset(w for w, n in seen.items() if n >= 2)
+
+
+def is_common(df: int, entries: int) -> bool:
+    """A word too common in the bot's own knowledge to name a topic (in 2+ entries and more than
+    COMMON_SHARE of them: «заказ», «доставка» in a shop)."""
+    return df >= 2 and df > COMMON_SHARE * entries
 
 
 def similarity(topic: Topic, question_stems: frozenset[str], vector: np.ndarray | None) -> tuple[float, float]:
-    """(best stem Jaccard with a member, cosine of the prepared vector with the centroid)."""
+    """(best stem Jaccard with a member, 1.0 when a stem the owner vouched for is shared; best
+    cosine of the prepared vector with a facet's centroid)."""
     by_stems = max((jaccard(question_stems, member) for member in topic.member_stems), default=0.0)
-    centroid = topic.centroid()
-    by_meaning = float(np.dot(unit_vector(vector), centroid)) if vector is not None and centroid is not None else 0.0
-    return by_stems, by_meaning
+    if question_stems & topic.learned_stems:
+        by_stems = 1.0
+    if vector is None:
+        return by_stems, 0.0
+    unit = unit_vector(vector)
+    return by_stems, max((float(np.dot(unit, centroid)) for centroid in topic.centroids()), default=0.0)
 
 
 def best_topic(

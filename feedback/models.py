@@ -54,6 +54,9 @@ class GapQuestion(models.Model):
     vector = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=64, blank=True)
     asked_at = models.DateTimeField(_("когда"))
+    # The row the question was first grouped into, set when the owner merges that row into another
+    # (null: the row it is in). Grouping compares a later question with each facet of a merged row.
+    facet = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("вопрос без ответа")
