@@ -48,14 +48,21 @@ def _topics(bot: Bot, model_key: str, meaning: grouping.Meaning) -> tuple[list[g
 
 
 def _learn_from_merges(bot: Bot, topics: list[grouping.Topic]) -> None:
-    """Rows the owner merged teach their shared stems, less the words common in the bot's knowledge."""
-    shared = {id(t): grouping.merged_stems(t) for t in topics if len(t.facet_stems) > 1}
-    if not any(shared.values()):
+    """Rows the owner merged teach the nouns and adjectives they share, less the words common in the
+    bot's knowledge."""
+    merged = [t for t in topics if len(t.facet_stems) > 1]
+    if not merged:
         return
-    counts, entries = knowledge_selectors.lexicon_counts(bot=bot, lexemes=set().union(*shared.values()))
-    for topic in topics:
-        words = shared.get(id(topic), frozenset())
-        topic.learned_stems = frozenset(w for w in words if not grouping.is_common(counts[w], entries))
+    texts: dict[int, list[str]] = {}
+    for gap_id, text in GapQuestion.objects.filter(gap_id__in=[t.key for t in merged]).values_list("gap_id", "text"):
+        texts.setdefault(gap_id, []).append(text)
+    shared: dict[int, frozenset[str]] = {}
+    for topic in merged:
+        naming = frozenset().union(*(grouping.naming_stems(text) for text in texts.get(int(topic.key or 0), [])))
+        shared[id(topic)] = grouping.merged_stems(topic) & naming
+    counts, entries = knowledge_selectors.lexicon_counts(bot=bot, lexemes=frozenset().union(*shared.values()))
+    for topic in merged:
+        topic.learned_stems = frozenset(w for w in shared[id(topic)] if not grouping.is_common(counts[w], entries))
 
 
 @transaction.atomic
@@ -88,13 +95,11 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
             topics.append(grouping.Topic(key=gap.pk))
             index = len(topics) - 1
         topic = topics[index]
-        facet = topic.nearest_facet(prepared)
-        topic.add(stems, prepared, facet=facet)
+        topic.add(stems, prepared)
         gap = gaps[int(topic.key or 0)]
         GapQuestion.objects.create(
             bot=bot, gap=gap, message_id=question.message_id, text=question.text, reason=question.reason,
             stems=sorted(stems), vector=vector.tolist(), embedding_model=embedder.key, asked_at=question.asked_at,
-            facet=facet,
         )
         gap.count += 1
         gap.first_seen, gap.last_seen = min(gap.first_seen, question.asked_at), max(gap.last_seen, question.asked_at)
@@ -123,9 +128,9 @@ def _recount(gap: Gap) -> None:
 @transaction.atomic
 def gap_merge(*, target: Gap, others: Sequence[Gap]) -> Gap:
     """«Объединить»: the owner says these rows are one topic. Their questions move to `target` and
-    keep the row they came from as their facet, so later questions like any of them join `target`
-    (feedback/grouping.py); the other rows are deleted. The merged row is open while any of the
-    rows was open; it keeps the first answer among them."""
+    keep the row they came from as their facet: the nouns the rows share are learned, so later
+    questions with them join `target` (feedback/grouping.py); the other rows are deleted. The
+    merged row is open while any of the rows was open; it keeps the first answer among them."""
     _lock_grouping(target.bot)
     ids = sorted({g.pk for g in others} - {target.pk})
     rows = list(Gap.objects.select_for_update().filter(pk__in=[target.pk, *ids], bot_id=target.bot_id))
@@ -150,7 +155,7 @@ def gap_merge(*, target: Gap, others: Sequence[Gap]) -> Gap:
 @transaction.atomic
 def gap_question_split(*, question: GapQuestion) -> Gap:
     """«Отделить»: the owner says this question is another topic. It becomes a row of its own (open,
-    titled by it) and leaves its row's facets, so later questions like it join the new row."""
+    titled by it) and leaves its row's facets, so its words are no longer taught by that row."""
     _lock_grouping(question.gap.bot)
     source = Gap.objects.select_for_update().get(pk=question.gap_id)
     if source.questions.count() < 2:
@@ -164,6 +169,36 @@ def gap_question_split(*, question: GapQuestion) -> Gap:
         source.title = first.text[:TITLE_CHARS] if first else source.title
     _recount(source)
     return gap
+
+
+def gap_keep_apart(*, a: Gap, b: Gap) -> None:
+    """«Это разные темы»: the pair is never suggested for a merge again."""
+    if a.bot_id != b.bot_id or a.pk == b.pk:
+        raise ReviewError(_("Выберите две разные темы одного бота."))
+    with transaction.atomic():
+        for gap, other in ((a, b), (b, a)):
+            locked = Gap.objects.select_for_update().get(pk=gap.pk)
+            if other.pk not in locked.kept_apart:
+                locked.kept_apart = [*locked.kept_apart, other.pk]
+                locked.save(update_fields=["kept_apart"])
+
+
+def gap_merge_suggestions(*, bot: Bot, limit: int = 10) -> list[dict[str, Any]]:
+    """«Похоже на одну тему»: open rows of `bot` whose questions are close in meaning
+    (grouping.merge_suggestions), for the owner to merge or keep apart; only vectors of the current
+    model take part."""
+    model_key = get_embedder().key
+    meaning = grouping.meaning_for(model_key)
+    if meaning.suggest is None:
+        return []
+    gaps = {g.pk: g for g in Gap.objects.filter(bot=bot, status=Gap.Status.OPEN)}
+    rows: dict[int, list[np.ndarray]] = {pk: [] for pk in gaps}
+    for gap_id, vector in (GapQuestion.objects.filter(gap_id__in=list(gaps), embedding_model=model_key,
+                                                      vector__isnull=False).values_list("gap_id", "vector")):
+        rows[gap_id].append(meaning.prepare(np.asarray(vector)))
+    apart = {frozenset((g.pk, other)) for g in gaps.values() for other in g.kept_apart}
+    pairs = grouping.merge_suggestions(rows, apart, join=meaning.suggest)[:limit]
+    return [{"a": gaps[a], "b": gaps[b], "score": score} for a, b, score in pairs]
 
 
 def gap_answer(*, gap: Gap, answer: str, user: Any = None) -> Gap:

@@ -8,7 +8,14 @@ from django.urls import reverse
 from django.utils import translation
 
 from feedback import grouping
-from feedback.gaps import gap_list, gap_merge, gap_question_split, gaps_refresh
+from feedback.gaps import (
+    gap_keep_apart,
+    gap_list,
+    gap_merge,
+    gap_merge_suggestions,
+    gap_question_split,
+    gaps_refresh,
+)
 from feedback.models import Gap, GapQuestion
 from knowledge.selectors import lexicon_counts
 from review.exceptions import ReviewError
@@ -126,3 +133,32 @@ def test_merge_and_split_from_the_admin_page_in_russian_and_english(client, owne
     assert "is now a topic of its own" in english and "Merge selected" in english
     assert sorted(gap_list(bot_ids=[shop.pk]), key=lambda r: r["gap"].title)[0]["gap"].count == 1
     assert Gap.objects.filter(bot=shop).count() == 2
+
+
+def test_close_rows_are_suggested_for_a_merge_until_the_owner_keeps_them_apart(shop, knowledge, ask):
+    _ask_all(ask, shop, [BY_INVOICE, INVOICE_FOR_LLC, PARKING])
+    gaps_refresh(bot=shop)
+    assert len(_rows(shop)) == 3  # the automatic rule keeps them apart
+    suggestions = gap_merge_suggestions(bot=shop)
+    assert [{s["a"].title, s["b"].title} for s in suggestions] == [{BY_INVOICE, INVOICE_FOR_LLC}]
+    assert grouping.SUGGEST_JOIN <= suggestions[0]["score"] < grouping.VECTOR_JOIN
+    gap_keep_apart(a=suggestions[0]["a"], b=suggestions[0]["b"])
+    assert gap_merge_suggestions(bot=shop) == []
+    with pytest.raises(ReviewError):
+        gap_keep_apart(a=suggestions[0]["a"], b=suggestions[0]["a"])
+
+
+def test_the_admin_page_suggests_a_merge_and_both_answers_work(client, owner, shop, knowledge, ask):
+    _ask_all(ask, shop, [BY_INVOICE, INVOICE_FOR_LLC, PARKING, *HELICOPTER[:1]])
+    client.force_login(owner)
+    page = client.get(reverse("admin:feedback_gap_changelist")).content.decode()
+    assert "Похоже на одну тему" in page
+    pair = list(Gap.objects.filter(bot=shop, title__in=[BY_INVOICE, INVOICE_FOR_LLC]).values_list("pk", flat=True))
+    done = client.post(reverse("admin:feedback_gap_merge"), {"gap": pair}, follow=True).content.decode()
+    assert "Объединено" in done and _rows(shop)[BY_INVOICE] == sorted([BY_INVOICE, INVOICE_FOR_LLC])
+    # what is left to suggest: the two parkings (the shop's and a helicopter's), which the owner keeps apart
+    assert [{s["a"].title, s["b"].title} for s in gap_merge_suggestions(bot=shop)] == [{PARKING, HELICOPTER[0]}]
+    others = list(Gap.objects.filter(bot=shop, title__in=[PARKING, HELICOPTER[0]]).values_list("pk", flat=True))
+    kept = client.post(reverse("admin:feedback_gap_keep_apart"), {"gap": others}, follow=True).content.decode()
+    assert "разные темы" in kept and "Похоже на одну тему" not in kept
+    assert all(set(others) - {g.pk} == set(g.kept_apart) for g in Gap.objects.filter(pk__in=others))
