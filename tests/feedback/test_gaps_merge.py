@@ -3,6 +3,9 @@ questions (asked through the chat), real e5-small vectors, the real lexicon."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from django.urls import reverse
 from django.utils import translation
@@ -162,3 +165,37 @@ def test_the_admin_page_suggests_a_merge_and_both_answers_work(client, owner, sh
     kept = client.post(reverse("admin:feedback_gap_keep_apart"), {"gap": others}, follow=True).content.decode()
     assert "разные темы" in kept and "Похоже на одну тему" not in kept
     assert all(set(others) - {g.pk} == set(g.kept_apart) for g in Gap.objects.filter(pk__in=others))
+
+
+def _test_half() -> dict[str, str]:
+    """Question -> topic of the held-out half of bench/data/gap_topics.jsonl (8 topics x 4 wordings)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "gap_topics.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["question"]: r["topic"] for r in rows if r["set"] == "test"}
+
+
+def test_held_out_questions_through_the_chat_never_share_a_row_across_topics(shop, knowledge, ask):
+    """The issue's report on the real path: 32 unanswered questions of 8 topics, asked through the
+    chat, grouped by gaps_refresh. No row mixes topics; then the owner answers every «Похоже на одну
+    тему» (merges one topic's rows, keeps other pairs apart) and the list gets shorter, still unmixed."""
+    topic_of = _test_half()
+    _ask_all(ask, shop, list(topic_of))
+    assert gaps_refresh(bot=shop) == len(topic_of) == 32
+
+    def topics_per_row() -> list[set[str]]:
+        return [{topic_of[t] for t in g.questions.values_list("text", flat=True)} for g in Gap.objects.filter(bot=shop)]
+
+    before = topics_per_row()
+    assert all(len(kinds) == 1 for kinds in before) and len(before) > 8
+    while suggestions := gap_merge_suggestions(bot=shop):
+        for pair in suggestions:
+            a, b = (Gap.objects.get(pk=pair[k].pk) for k in ("a", "b"))
+            same = {topic_of[t] for t in [*a.questions.values_list("text", flat=True),
+                                          *b.questions.values_list("text", flat=True)]}
+            if len(same) == 1:
+                gap_merge(target=a, others=[b])
+            else:
+                gap_keep_apart(a=a, b=b)
+    after = topics_per_row()
+    assert all(len(kinds) == 1 for kinds in after) and len(after) < len(before)
+    assert sum(Gap.objects.filter(bot=shop).values_list("count", flat=True)) == 32
