@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from feedback import gaps as gap_services
 from feedback import operator_answers
-from feedback.models import Gap, OperatorAnswer, Outcome
+from feedback.models import Gap, GapQuestion, OperatorAnswer, Outcome
 from feedback.outcomes import outcomes_refresh, weekly_stats
 from review.admin import ReviewScopedAdmin, review_bot_ids
 from review.exceptions import ReviewError
@@ -36,6 +36,10 @@ class GapAdmin(ReviewScopedAdmin):
         return [
             path("<int:gap_id>/answer/", wrap(require_POST(self.answer_view)), name="feedback_gap_answer"),
             path("<int:gap_id>/hide/", wrap(require_POST(self.hide_view)), name="feedback_gap_hide"),
+            path("merge/", wrap(require_POST(self.merge_view)), name="feedback_gap_merge"),
+            path("keep-apart/", wrap(require_POST(self.keep_apart_view)), name="feedback_gap_keep_apart"),
+            path("questions/<int:question_id>/split/", wrap(require_POST(self.split_view)),
+                 name="feedback_gap_split"),
             path("operator-answers/<int:proposal_id>/accept/", wrap(require_POST(self.proposal_accept_view)),
                  name="feedback_operator_answer_accept"),
             path("operator-answers/<int:proposal_id>/dismiss/", wrap(require_POST(self.proposal_dismiss_view)),
@@ -58,11 +62,14 @@ class GapAdmin(ReviewScopedAdmin):
             row["trend_word"] = gap_services.trend_word(row["trend"])
             peak = max(row["trend"]) or 1
             row["bars"] = [{"n": n, "h": max(2, round(24 * n / peak)) if n else 1} for n in row["trend"]]
+        suggestions = [pair for bot in bots if _chosen_bot(request) in (None, bot.pk)
+                       for pair in gap_services.gap_merge_suggestions(bot=bot)] if status == Gap.Status.OPEN else []
         context = {
             **self.admin_site.each_context(request), "title": _("Пробелы в знаниях"), "opts": self.model._meta,
             "rows": rows, "bots": bots, "bot_id": _chosen_bot(request), "status": status,
             "statuses": Gap.Status.choices, "query": request.GET.urlencode(),
             "proposals": operator_answers.operator_answer_list(bot_ids=bot_ids, bot_id=_chosen_bot(request)),
+            "suggestions": suggestions,
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/feedback/gaps.html", context)
@@ -93,6 +100,48 @@ class GapAdmin(ReviewScopedAdmin):
         self.message_user(request, text % {"t": gap.title}, messages.SUCCESS)
         return self._back(request)
 
+    def merge_view(self, request: HttpRequest) -> HttpResponse:
+        """«Объединить выбранные»: the row with the most questions absorbs the others."""
+        ids = [i for i in (parse_int(v) for v in request.POST.getlist("gap")) if i is not None]
+        chosen = list(Gap.objects.select_related("bot").filter(pk__in=ids, bot_id__in=review_bot_ids(request))
+                      .order_by("-count", "first_seen", "pk"))
+        try:
+            if len(chosen) < 2 or len(chosen) != len(set(ids)):
+                raise ReviewError(_("Выберите хотя бы две темы одного бота, чтобы объединить их."))
+            merged = gap_services.gap_merge(target=chosen[0], others=chosen[1:])
+        except ReviewError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Объединено в «%(t)s»: %(n)s вопросов. Похожие вопросы бот теперь добавляет сюда.")
+                          % {"t": merged.title, "n": merged.count}, messages.SUCCESS)
+        return self._back(request)
+
+    def keep_apart_view(self, request: HttpRequest) -> HttpResponse:
+        """«Это разные темы»: the pair is not suggested again."""
+        ids = [i for i in (parse_int(v) for v in request.POST.getlist("gap")) if i is not None]
+        pair = list(Gap.objects.filter(pk__in=ids, bot_id__in=review_bot_ids(request)))
+        try:
+            if len(pair) != 2 or len(set(ids)) != 2:
+                raise ReviewError(_("Выберите две разные темы одного бота."))
+            gap_services.gap_keep_apart(a=pair[0], b=pair[1])
+        except ReviewError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Хорошо, «%(a)s» и «%(b)s» — разные темы.")
+                          % {"a": pair[0].title[:80], "b": pair[1].title[:80]}, messages.SUCCESS)
+        return self._back(request)
+
+    def split_view(self, request: HttpRequest, question_id: int) -> HttpResponse:
+        question = get_object_or_404(GapQuestion.objects.select_related("gap__bot"), pk=question_id,
+                                     bot_id__in=review_bot_ids(request))
+        try:
+            gap_services.gap_question_split(question=question)
+        except ReviewError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return self._back(request)
+        self.message_user(request, _("Вопрос «%(t)s» теперь отдельная тема.") % {"t": question.text[:80]},
+                          messages.SUCCESS)
+        return self._back(request)
 
     def _proposal(self, request: HttpRequest, proposal_id: int) -> OperatorAnswer:
         return get_object_or_404(OperatorAnswer.objects.select_related("bot"), pk=proposal_id,

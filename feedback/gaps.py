@@ -8,21 +8,25 @@ feedback/operator_answers.py; the Gaps page shows both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Final
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Max, Min, QuerySet
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from assistant.bots.models import Bot
 from assistant.chat import selectors as chat_selectors
 from feedback import grouping
 from feedback.models import Gap, GapCursor, GapQuestion
+from knowledge import selectors as knowledge_selectors
 from knowledge.embeddings import get_embedder
 from knowledge.models import Entry
+from review.exceptions import ReviewError
 from review.models import Correction
 from review.services import correction_apply
 
@@ -35,11 +39,30 @@ def _topics(bot: Bot, model_key: str, meaning: grouping.Meaning) -> tuple[list[g
     """The bot's gaps as topics; only vectors of the current model take part in meaning."""
     gaps = {gap.pk: gap for gap in Gap.objects.filter(bot=bot)}
     topics: dict[int, grouping.Topic] = {pk: grouping.Topic(key=pk) for pk in gaps}
-    rows = GapQuestion.objects.filter(bot=bot).values_list("gap_id", "stems", "vector", "embedding_model")
-    for gap_id, stems, vector, model in rows:
+    rows = GapQuestion.objects.filter(bot=bot).values_list("gap_id", "stems", "vector", "embedding_model", "facet")
+    for gap_id, stems, vector, model, facet in rows:
         usable = vector is not None and model == model_key
-        topics[gap_id].add(frozenset(stems), meaning.prepare(np.asarray(vector)) if usable else None)
+        topics[gap_id].add(frozenset(stems), meaning.prepare(np.asarray(vector)) if usable else None, facet=facet)
+    _learn_from_merges(bot, list(topics.values()))
     return list(topics.values()), gaps
+
+
+def _learn_from_merges(bot: Bot, topics: list[grouping.Topic]) -> None:
+    """Rows the owner merged teach the nouns and adjectives they share, less the words common in the
+    bot's knowledge."""
+    merged = [t for t in topics if len(t.facet_stems) > 1]
+    if not merged:
+        return
+    texts: dict[int, list[str]] = {}
+    for gap_id, text in GapQuestion.objects.filter(gap_id__in=[t.key for t in merged]).values_list("gap_id", "text"):
+        texts.setdefault(gap_id, []).append(text)
+    shared: dict[int, frozenset[str]] = {}
+    for topic in merged:
+        naming = frozenset().union(*(grouping.naming_stems(text) for text in texts.get(int(topic.key or 0), [])))
+        shared[id(topic)] = grouping.merged_stems(topic) & naming
+    counts, entries = knowledge_selectors.lexicon_counts(bot=bot, lexemes=frozenset().union(*shared.values()))
+    for topic in merged:
+        topic.learned_stems = frozenset(w for w in shared[id(topic)] if not grouping.is_common(counts[w], entries))
 
 
 @transaction.atomic
@@ -91,6 +114,93 @@ def gaps_refresh(*, bot: Bot, limit: int = REFRESH_BATCH) -> int:
     return added
 
 
+def _lock_grouping(bot: Bot) -> None:
+    """Serialise with `gaps_refresh` of the same bot: it groups against the rows as they were read."""
+    GapCursor.objects.select_for_update().get_or_create(bot=bot)
+
+
+def _recount(gap: Gap) -> None:
+    totals = gap.questions.aggregate(n=Count("id"), first=Min("asked_at"), last=Max("asked_at"))
+    gap.count, gap.first_seen, gap.last_seen = totals["n"], totals["first"], totals["last"]
+    gap.save(update_fields=["count", "first_seen", "last_seen", "status", "entry", "answered_at", "title"])
+
+
+@transaction.atomic
+def gap_merge(*, target: Gap, others: Sequence[Gap]) -> Gap:
+    """«Объединить»: the owner says these rows are one topic. Their questions move to `target` and
+    keep the row they came from as their facet: the nouns the rows share are learned, so later
+    questions with them join `target` (feedback/grouping.py); the other rows are deleted. The
+    merged row is open while any of the rows was open; it keeps the first answer among them."""
+    _lock_grouping(target.bot)
+    ids = sorted({g.pk for g in others} - {target.pk})
+    rows = list(Gap.objects.select_for_update().filter(pk__in=[target.pk, *ids], bot_id=target.bot_id))
+    locked = next((g for g in rows if g.pk == target.pk), None)
+    merged = [g for g in rows if g.pk != target.pk]
+    if locked is None or not ids or len(merged) != len(ids):
+        raise ReviewError(_("Выберите хотя бы две темы одного бота, чтобы объединить их."))
+    for gap in merged:
+        GapQuestion.objects.filter(gap=gap, facet__isnull=True).update(facet=gap.pk)
+        GapQuestion.objects.filter(gap=gap).update(gap=locked)
+    if any(g.status == Gap.Status.OPEN for g in merged):
+        locked.status = Gap.Status.OPEN
+    if locked.entry_id is None:
+        answered = next((g for g in merged if g.entry_id), None)
+        if answered is not None:
+            locked.entry_id, locked.answered_at = answered.entry_id, answered.answered_at
+    Gap.objects.filter(pk__in=ids).delete()
+    _recount(locked)
+    return locked
+
+
+@transaction.atomic
+def gap_question_split(*, question: GapQuestion) -> Gap:
+    """«Отделить»: the owner says this question is another topic. It becomes a row of its own (open,
+    titled by it) and leaves its row's facets, so its words are no longer taught by that row."""
+    _lock_grouping(question.gap.bot)
+    source = Gap.objects.select_for_update().get(pk=question.gap_id)
+    if source.questions.count() < 2:
+        raise ReviewError(_("В этой теме один вопрос: отделять нечего."))
+    gap = Gap.objects.create(bot_id=source.bot_id, title=question.text[:TITLE_CHARS], count=1,
+                             first_seen=question.asked_at, last_seen=question.asked_at)
+    question.gap, question.facet = gap, None
+    question.save(update_fields=["gap", "facet"])
+    if source.title == question.text[:TITLE_CHARS]:
+        first = source.questions.order_by("asked_at", "id").first()
+        source.title = first.text[:TITLE_CHARS] if first else source.title
+    _recount(source)
+    return gap
+
+
+def gap_keep_apart(*, a: Gap, b: Gap) -> None:
+    """«Это разные темы»: the pair is never suggested for a merge again."""
+    if a.bot_id != b.bot_id or a.pk == b.pk:
+        raise ReviewError(_("Выберите две разные темы одного бота."))
+    with transaction.atomic():
+        for gap, other in ((a, b), (b, a)):
+            locked = Gap.objects.select_for_update().get(pk=gap.pk)
+            if other.pk not in locked.kept_apart:
+                locked.kept_apart = [*locked.kept_apart, other.pk]
+                locked.save(update_fields=["kept_apart"])
+
+
+def gap_merge_suggestions(*, bot: Bot, limit: int = 10) -> list[dict[str, Any]]:
+    """«Похоже на одну тему»: open rows of `bot` whose questions are close in meaning
+    (grouping.merge_suggestions), for the owner to merge or keep apart; only vectors of the current
+    model take part."""
+    model_key = get_embedder().key
+    meaning = grouping.meaning_for(model_key)
+    if meaning.suggest is None:
+        return []
+    gaps = {g.pk: g for g in Gap.objects.filter(bot=bot, status=Gap.Status.OPEN)}
+    rows: dict[int, list[np.ndarray]] = {pk: [] for pk in gaps}
+    for gap_id, vector in (GapQuestion.objects.filter(gap_id__in=list(gaps), embedding_model=model_key,
+                                                      vector__isnull=False).values_list("gap_id", "vector")):
+        rows[gap_id].append(meaning.prepare(np.asarray(vector)))
+    apart = {frozenset((g.pk, other)) for g in gaps.values() for other in g.kept_apart}
+    pairs = grouping.merge_suggestions(rows, apart, join=meaning.suggest)[:limit]
+    return [{"a": gaps[a], "b": gaps[b], "score": score} for a, b, score in pairs]
+
+
 def gap_answer(*, gap: Gap, answer: str, user: Any = None) -> Gap:
     """«Ответить»: the topic's question and the owner's answer become a Q/A entry through correction
     memory (no culprits: the knowledge was missing); the gap closes."""
@@ -121,10 +231,13 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
     ids = [g.pk for g in rows]
     titles = {g.pk: g.title for g in rows}
     examples: dict[int, list[str]] = {}
-    for gap_id, text in GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "text"):
+    questions: dict[int, list[dict[str, Any]]] = {}  # the same examples with their ids, for «Отделить»
+    rows_q = GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "id", "text")
+    for gap_id, question_id, text in rows_q:
         bucket = examples.setdefault(gap_id, [])
         if len(bucket) < 3 and text not in bucket and text != titles[gap_id]:
             bucket.append(text)
+            questions.setdefault(gap_id, []).append({"id": question_id, "text": text})
     weeks = week_starts(TREND_WEEKS)
     counts: dict[tuple[int, Any], int] = {}
     weekly = (GapQuestion.objects.filter(gap_id__in=ids, asked_at__gte=weeks[0])
@@ -132,7 +245,8 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
     for gap_id, week, n in weekly:
         counts[(gap_id, week.date())] = n
     return [
-        {"gap": g, "examples": examples.get(g.pk, []), "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
+        {"gap": g, "examples": examples.get(g.pk, []), "questions": questions.get(g.pk, []),
+         "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
         for g in rows
     ]
 

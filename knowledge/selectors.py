@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from assistant.bots.models import Bot
-from knowledge.models import CrawlRun, Entry, Source
+from knowledge.models import CrawlRun, Entry, Lexeme, Source
 from knowledge.services import OWNER_ANSWERS_KINDS
 
 
@@ -42,6 +42,14 @@ def entry_cards(*, bot: Bot, entry_ids: Iterable[int]) -> dict[int, EntryCard]:
         )
         for e in rows
     }
+
+
+def lexicon_counts(*, bot: Bot, lexemes: Iterable[str]) -> tuple[dict[str, int], int]:
+    """How many of the bot's active entries hold each of `lexemes` (Snowball 'russian' stems; absent:
+    0), and how many entries there are: the lexicon search weighs words by."""
+    wanted = {w for w in lexemes if w}
+    rows = dict(Lexeme.objects.filter(bot=bot, lexeme__in=[*wanted, ""]).values_list("lexeme", "df"))
+    return {w: rows.get(w, 0) for w in wanted}, rows.get("", 0)
 
 
 def owner_answer(*, bot: Bot, key: str) -> Entry | None:
