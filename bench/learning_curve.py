@@ -192,11 +192,11 @@ def every_correction_wins() -> Iterator[None]:
     from knowledge import search
 
     saved = search.corrections_judged
-    search.corrections_judged = lambda query, signals, words: signals  # type: ignore[assignment]
+    search.corrections_judged = lambda query, signals, words: signals
     try:
         yield
     finally:
-        search.corrections_judged = saved  # type: ignore[assignment]
+        search.corrections_judged = saved
 
 
 def damage_rows(bot: Any, label: str, corrected: list[dict[str, Any]], others: list[dict[str, Any]],

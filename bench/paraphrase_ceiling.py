@@ -52,7 +52,7 @@ def main() -> None:
              if c.answerable]
     vectors = common.embed_queries([c.question for c in cases], "e5-small")
     fetched = [
-        (c, search.fetch_signals(bot.pk, " ".join(c.question.split()), vectors[c.question], model_key="e5-small"))
+        (c, search.fetch_signals(bot.pk, " ".join(c.question.split()), vectors[c.question], model_key="e5-small")[0])
         for c in cases
     ]
 

@@ -149,7 +149,7 @@ def single_signal_outcomes(bot: Any, model: str, cases: list[Any], vectors: dict
     out: dict[str, list[Any]] = {name: [] for name in keys}
     for case in cases:
         query = " ".join(case.question.split())
-        signals = search.fetch_signals(bot.pk, query, vectors[case.question], model_key=model)
+        signals, _words = search.fetch_signals(bot.pk, query, vectors[case.question], model_key=model)
         for name, key in keys.items():
             found = [s for s in signals if name != "lexical" or s.lexical > 0]
             ranked = sorted(found, key=lambda s: (-key(s), s.entry_id))

@@ -118,7 +118,7 @@ def test_the_owner_sees_the_reach_confirms_and_reverts_a_day_later(
         assert _ask(bot, NEAR_MISS).source_entry_id == before_near
         # A day later (the decision and the correction dated yesterday) the owner takes it back.
         yesterday = timezone.now() - timedelta(days=1)
-        ReviewItem.objects.filter(pk=correction.item_id).update(decided_at=yesterday)
+        ReviewItem.objects.filter(corrections=correction).update(decided_at=yesterday)
         Correction.objects.filter(pk=correction.pk).update(created_at=yesterday)
 
     page.goto(f"{live_app}/admin/review/reviewitem/?status=decided")
