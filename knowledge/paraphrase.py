@@ -24,7 +24,7 @@ bench/learning_curve.py measures it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache, lru_cache
@@ -79,8 +79,14 @@ class Judgement:
 
 def judge(
     query: str, query_lexemes: Mapping[str, int | None], entries_total: int, wordings: Sequence[WordingSignal],
+    answer_lexemes: Collection[str] = (),
 ) -> Judgement:
-    """The verdict on one correction for one question (module docstring)."""
+    """The verdict on one correction for one question (module docstring). `answer_lexemes`: the
+    correction's own text; a rare word of the question that the answer speaks of is one it answers
+    («Как сменить телефон в аккаунте?» for an answer about the account's phone), unless the question
+    also drops a rare word every wording has (it asks about something else: «другому пользователю»
+    for «на другое юридическое лицо»); a name must be in a wording whatever the answer says: an answer
+    that mentions «Санкт-Петербург» in passing is not about it."""
     best = max((w.cosine for w in wordings if w.cosine is not None), default=0.0)
     if not wordings:
         return Judgement(Verdict.OTHER, best)
@@ -88,17 +94,31 @@ def judge(
     known: set[str] = set()
     for wording in wordings:
         known.update(wording.lexemes)
-    unshared = sorted(word for word in asked if not _covered(word, known))
-    # The correction's side: a name every wording has (a wording without it says the owner meant the
+    # The correction's side: what every wording names (a wording without it says the owner meant the
     # answer more widely) and the question lacks: «доставка по Москве» does not answer «доставка».
-    common = None
-    for wording in wordings:
-        words = distinguishing(wording.text, wording.lexemes, entries_total, names_only=True)
-        common = words if common is None else common & words
-    unshared += sorted(word for word in common or () if not _named_in(word, query_lexemes))
+    names, rare = _in_every_wording(wordings, entries_total)
+    dropped_names = sorted(word for word in names if not _named_in(word, query_lexemes))
+    dropped = [word for word in rare if not _covered(word, set(query_lexemes))]
+    question_names = distinguishing(query, query_lexemes, entries_total, names_only=True)
+    answered = set(answer_lexemes) if not dropped else set()
+    unshared = sorted(word for word in asked if not _covered(word, known)
+                      and (word in question_names or not _covered(word, answered)))
+    unshared += dropped_names
     if unshared:
         return Judgement(Verdict.VETO, best, tuple(unshared))
     return Judgement(Verdict.PARAPHRASE if best >= PARAPHRASE_COSINE else Verdict.OTHER, best)
+
+
+def _in_every_wording(wordings: Sequence[WordingSignal], entries_total: int) -> tuple[set[str], set[str]]:
+    """(names, other distinguishing words) that every wording has."""
+    names: set[str] | None = None
+    rare: set[str] | None = None
+    for wording in wordings:
+        words = distinguishing(wording.text, wording.lexemes, entries_total)
+        named = distinguishing(wording.text, wording.lexemes, entries_total, names_only=True)
+        names = named if names is None else names & named
+        rare = (words - named) if rare is None else rare & (words - named)
+    return names or set(), rare or set()
 
 
 def _named_in(name: str, lexemes: Mapping[str, int | None]) -> bool:

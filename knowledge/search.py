@@ -106,6 +106,7 @@ class Signals:
     page_review: bool = False  # the flag is its page's (an owner flagged the whole page)
     superseded_by: tuple[int, ...] = ()  # active corrections that name this entry as a culprit
     wordings: tuple[WordingSignal, ...] = ()  # a correction's question wordings
+    answer_lexemes: frozenset[str] = frozenset()  # a correction's lexemes (question and answer)
     # A correction's standing for this question (knowledge/paraphrase.py): None until judged.
     judgement: Judgement | None = None
 
@@ -165,7 +166,7 @@ def corrections_judged(query: str, signals: list[Signals], words: QueryWords | N
     judged: list[Signals] = []
     for s in signals:
         if s.kind in BONUS_KINDS:
-            verdict = paraphrase.judge(query, words.lexemes, words.entries_total, s.wordings)
+            verdict = paraphrase.judge(query, words.lexemes, words.entries_total, s.wordings, s.answer_lexemes)
             if verdict.verdict is paraphrase.Verdict.VETO:
                 continue
             s = replace(s, judgement=verdict)
@@ -362,6 +363,7 @@ SELECT e.id, e.kind, e.url, e.title, e.text, e.weight,
                 FROM unnest(tsvector_to_array(to_tsvector('russian', w.text))) AS x(word)
                 LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = x.word)) ORDER BY w.id)
            FROM knowledge_wording w WHERE w.entry_id = e.id) END AS wordings,
+       CASE WHEN e.kind = 'correction' THEN tsvector_to_array(e.search_vector) END AS answer_lexemes,
        q.lexemes, q.entries_total,
        CASE WHEN e.embedding_model = '{model_key}' THEN 1 - {distance} END AS cosine,
        coalesce((SELECT sum(t.idf * CASE WHEN v.sv @@ t.word_q THEN 1.0
@@ -404,12 +406,13 @@ def fetch_signals(
         Signals(
             entry_id=row[0], kind=row[1], url=row[2], title=row[3], text=row[4], weight=row[5],
             review_needed=row[6] or row[7], page_review=row[7], superseded_by=tuple(row[8]),
-            wordings=_wordings(row[9]), cosine=row[12], lexical=float(row[13]), trigram=float(row[14]),
-            unknown=float(row[15]), heading_path=row[16], heading=float(row[17]),
+            wordings=_wordings(row[9]), answer_lexemes=frozenset(row[10] or ()), cosine=row[13],
+            lexical=float(row[14]), trigram=float(row[15]), unknown=float(row[16]), heading_path=row[17],
+            heading=float(row[18]),
         )
         for row in rows
     ]
-    words = QueryWords(paraphrase.lexemes_from_json(rows[0][10]), int(rows[0][11] or 0)) if rows else None
+    words = QueryWords(paraphrase.lexemes_from_json(rows[0][11]), int(rows[0][12] or 0)) if rows else None
     return signals, words
 
 

@@ -117,9 +117,9 @@ def entries_total(*, bot: Bot) -> int:
     return int(row[0]) if row else 0
 
 
-def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str]) -> list[Any]:
-    """How a correction with these wordings would be judged for each question (knowledge/
-    paraphrase.py: paraphrase, veto or other), before it is stored: the reach an owner sees."""
+def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str], answer: str = "") -> list[Any]:
+    """How a correction with these wordings (and this answer) would be judged for each question
+    (knowledge/paraphrase.py: paraphrase, veto or other), before it is stored: the reach an owner sees."""
     import numpy as np
 
     from knowledge import paraphrase
@@ -128,7 +128,8 @@ def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str]
     if not wordings or not questions:
         return []
     embedder = get_embedder()
-    lexemes = text_lexemes(bot=bot, texts=[*wordings, *questions])
+    lexemes = text_lexemes(bot=bot, texts=[*wordings, *questions, " ".join([*wordings, answer])])
+    answer_lexemes = set(lexemes.pop())
     total = entries_total(bot=bot)
     wording_vectors = np.stack([embedder.query(text) for text in wordings])
     out = []
@@ -136,7 +137,7 @@ def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str]
         cosines = wording_vectors @ embedder.query(question)
         signals = [paraphrase.WordingSignal(text=text, cosine=float(cosine), lexemes=words)
                    for text, cosine, words in zip(wordings, cosines, lexemes, strict=False)]
-        out.append(paraphrase.judge(question, question_lexemes, total, signals))
+        out.append(paraphrase.judge(question, question_lexemes, total, signals, answer_lexemes))
     return out
 
 

@@ -181,7 +181,8 @@ class ReviewItemAdmin(ReviewScopedAdmin):
             wordings = services.clean_wordings(_lines(request.POST.get("wordings", "")))
         except ReviewError as exc:
             return self._error(exc)
-        reach = correction_reach(bot=item.bot, question=question, wordings=wordings)
+        reach = correction_reach(bot=item.bot, question=question, wordings=wordings,
+                                 answer=request.POST.get("text", "")[: services.ANSWER_MAX])
         return JsonResponse({"ok": True, **reach.as_dict()})
 
     def undo_view(self, request: HttpRequest, item_id: int) -> HttpResponse:

@@ -40,15 +40,17 @@ class Reach:
 
 
 def correction_reach(
-    *, bot: Bot, question: str, wordings: Sequence[str] = (), days: int = REACH_DAYS, limit: int = REACH_QUESTIONS,
+    *, bot: Bot, question: str, wordings: Sequence[str] = (), answer: str = "", days: int = REACH_DAYS,
+    limit: int = REACH_QUESTIONS,
 ) -> Reach:
-    """What a correction of `question` (with `wordings`) would answer among the bot's recent visitors'
-    questions; nothing is stored."""
+    """What a correction of `question` (with `wordings` and `answer`) would answer among the bot's
+    recent visitors' questions; nothing is stored."""
     from knowledge.paraphrase import Verdict
 
     texts = list(dict.fromkeys(" ".join(t.split()) for t in [question, *wordings] if t.strip()))
     asked = chat_selectors.recent_questions(bot=bot, since=timezone.now() - timedelta(days=days), limit=limit)
-    judgements = knowledge_selectors.paraphrase_judgements(bot=bot, wordings=texts, questions=[a.text for a in asked])
+    judgements = knowledge_selectors.paraphrase_judgements(
+        bot=bot, wordings=texts, questions=[a.text for a in asked], answer=answer)
     would: list[ReachRow] = []
     changes: list[ReachRow] = []
     for item, judgement in zip(asked, judgements, strict=True):

@@ -152,7 +152,7 @@
     $("rq-reach-title").textContent = T.checking;
     $("rq-reach-list").replaceChildren();
     try {
-      const data = await post(url("reach", current.id), { question: $("rq-question").value, wordings: $("rq-wordings").value });
+      const data = await post(url("reach", current.id), { question: $("rq-question").value, wordings: $("rq-wordings").value, text: $("rq-text").value });
       if (!data.ok) { $("rq-reach").hidden = true; showError(data.error); return; }
       $("rq-reach-title").textContent = data.would_answer.length ? T.reachSome : T.reachNone;
       $("rq-reach-list").replaceChildren(...data.would_answer.map(reachRow));
@@ -275,6 +275,7 @@
   $("rq-editor").addEventListener("submit", (event) => { event.preventDefault(); save(); });
   $("rq-question").addEventListener("input", resetReach);
   $("rq-wordings").addEventListener("input", resetReach);
+  $("rq-text").addEventListener("input", () => { if (reachShown) resetReach(); });
   $("rq-cancel").addEventListener("click", closeEditor);
   $("rq-text").addEventListener("input", counter);
   $("rq-undo-button").addEventListener("click", undo);

@@ -47,7 +47,7 @@ class Command(BaseCommand):
             wordings = [clean_question(w) for w in options["wording"]]
             results = search_entries(bot, question, k=1)
             culprits = [r.entry_id for r in results if r.score >= bot.match_threshold]
-            reach = correction_reach(bot=bot, question=question, wordings=wordings)
+            reach = correction_reach(bot=bot, question=question, wordings=wordings, answer=options["answer"])
             correction = correction_apply(
                 bot=bot, question=question, answer=options["answer"], culprit_ids=culprits,
                 origin=Correction.Origin.COMMAND, wordings=wordings,
