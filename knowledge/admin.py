@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 from django.http import HttpRequest, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import URLPattern, path
@@ -153,7 +154,8 @@ def _named(entries: list[tuple[Entry, str]]) -> str:
 
 @admin.register(Entry)
 class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
-    list_display = ["short_title", "kind", "url", "weight", "review_needed", "active", "embedded", "updated_at"]
+    list_display = ["short_title", "kind", "url", "weight", "review_needed", "corrected_by", "active", "embedded",
+                    "updated_at"]
     list_filter = ["kind", "active", "review_needed", "bot"]
     search_fields = ["title", "text", "url"]
     list_select_related = ["bot"]
@@ -166,7 +168,19 @@ class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
     history_list_display = ["kind", "weight", "active"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        return super().get_queryset(request).defer("embedding")
+        # The questions of the active corrections that name the entry as a culprit: the owner sees the
+        # page text flagged for review with the correction beside it, and fixes the text or clears the
+        # flag («Отметить как проверенные»).
+        corrected_by = RawSQL(
+            "SELECT string_agg('«' || c.title || '»', ' · ' ORDER BY c.id) FROM knowledge_entry c "
+            "WHERE c.bot_id = knowledge_entry.bot_id AND c.active AND c.kind = 'correction' "
+            "AND knowledge_entry.id = ANY(c.supersedes)", [],
+        )
+        return super().get_queryset(request).defer("embedding").annotate(corrected_by_questions=corrected_by)
+
+    @admin.display(description=_("Исправлена поправкой"))
+    def corrected_by(self, obj: Entry) -> str:
+        return getattr(obj, "corrected_by_questions", None) or ""
 
     @admin.display(description=_("Запись"), ordering="title")
     def short_title(self, obj: Entry) -> str:

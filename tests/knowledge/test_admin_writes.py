@@ -225,3 +225,17 @@ def test_a_question_another_pair_asks_is_refused_at_its_field(client, owner, bot
     assert response.status_code == 302
     second.refresh_from_db()
     assert second.key == question_key("Как оплатить заказ?")  # the key follows the question, as entry_edit does
+
+
+def test_a_culprit_shows_the_correction_beside_it_and_can_be_marked_checked(client, owner, bot, shelf):
+    from review.services import correction_apply
+
+    correction_apply(bot=bot, question="Куда привозит курьер?", answer="<b>По Москве</b> до двери.",
+                     culprit_ids=[shelf["delivery"].pk])
+    client.force_login(owner)
+    page = client.get(reverse(CHANGELIST), {"review_needed__exact": "1"}).content.decode()
+    assert "«Куда привозит курьер?»" in page and "Доставка" in page
+    assert "Оплата</a>" not in page  # not flagged
+    assert _act(client, "mark_reviewed", [shelf["delivery"]])
+    shelf["delivery"].refresh_from_db()
+    assert not shelf["delivery"].review_needed
