@@ -6,3 +6,8 @@ class FeedbackConfig(AppConfig):
     name = "feedback"
     verbose_name = _("Обратная связь")
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from feedback import receivers
+
+        receivers.connect()

@@ -215,6 +215,27 @@ def gap_answer(*, gap: Gap, answer: str, user: Any = None) -> Gap:
     return locked
 
 
+def gap_answered_by_review(*, bot_id: int, question_id: int | None, entry_id: int) -> Gap | None:
+    """An owner's review decision stored an answer to a question of an open Gap: the Gap is answered
+    by that entry (the same state as «Ответить» on the Gaps page)."""
+    if question_id is None:
+        return None
+    with transaction.atomic():
+        gap = Gap.objects.select_for_update().filter(
+            bot_id=bot_id, questions__message_id=question_id, status=Gap.Status.OPEN).first()
+        if gap is None:
+            return None
+        gap.status, gap.entry_id, gap.answered_at = Gap.Status.ANSWERED, entry_id, timezone.now()
+        gap.save(update_fields=["status", "entry", "answered_at"])
+    return gap
+
+
+def gaps_reopened_by_review(*, bot_id: int, entry_ids: Sequence[int]) -> int:
+    """A review decision was taken back: the Gaps its answers closed are open again."""
+    return Gap.objects.filter(bot_id=bot_id, entry_id__in=list(entry_ids), status=Gap.Status.ANSWERED).update(
+        status=Gap.Status.OPEN, entry=None, answered_at=None)
+
+
 def gap_set_hidden(*, gap: Gap, hidden: bool) -> Gap:
     gap.status = Gap.Status.HIDDEN if hidden else (Gap.Status.ANSWERED if gap.entry_id else Gap.Status.OPEN)
     gap.save(update_fields=["status"])

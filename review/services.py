@@ -30,6 +30,7 @@ from knowledge import selectors as knowledge_selectors
 from knowledge import services as knowledge_services
 from knowledge.models import Entry, Wording
 from knowledge.versions import REASON_CORRECTION, REASON_CORRECTION_UNDO, REASON_REVIEW_ITEM, reason_written
+from review import signals
 from review.exceptions import (
     AlreadyDecided,
     AnswerEmpty,
@@ -225,6 +226,9 @@ def review_item_decide(
                 visitor_wording=asked if question else "",
             )
             item.entry_id, item.corrected_text = correction.entry_id, answer
+            question_id = chat_selectors.question_id_of(message_id=item.message_id)
+            signals.send_on_commit(signals.decision_saved, ReviewItem, bot_id=item.bot_id,
+                                   question_id=question_id, entry_id=correction.entry_id)
         item.status, item.decision = ReviewItem.Status.DECIDED, decision
         item.decided_by = user if getattr(user, "pk", None) else None
         item.decided_at = timezone.now()
@@ -238,8 +242,11 @@ def review_item_undo(*, item_id: int, bot_ids: Collection[int], user: Any = None
         item = _locked_item(item_id, bot_ids)
         if item.status != ReviewItem.Status.DECIDED:
             raise NotDecided()
+        undone = []
         for correction in item.corrections.select_for_update().filter(status=Correction.Status.ACTIVE):
-            correction_undo(correction=correction, user=user)
+            undone.append(correction_undo(correction=correction, user=user).entry_id)
+        if undone:
+            signals.send_on_commit(signals.decision_undone, ReviewItem, bot_id=item.bot_id, entry_ids=undone)
         item.status, item.decision, item.corrected_text = ReviewItem.Status.PENDING, "", ""
         item.entry, item.decided_by, item.decided_at = None, None, None
         item.save()

@@ -532,3 +532,8 @@ def recent_questions(*, bot: Bot, since: datetime, limit: int = 200) -> list[Ask
     )
     return [AskedQuestion(text=row["text"], times=row["times"]) for row in rows[: limit * 2]
             if 3 <= len(row["text"].strip()) <= 300 and not is_complaint(row["text"])][:limit]
+
+
+def question_id_of(*, message_id: int) -> int | None:
+    """The visitor's question a bot answer replied to (its id), if any."""
+    return Message.objects.filter(pk=message_id).values_list("reply_to_id", flat=True).first()
