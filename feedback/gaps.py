@@ -50,7 +50,7 @@ def _topics(bot: Bot, model_key: str, meaning: grouping.Meaning) -> tuple[list[g
 def _learn_from_merges(bot: Bot, topics: list[grouping.Topic]) -> None:
     """Rows the owner merged teach the nouns and adjectives they share, less the words common in the
     bot's knowledge."""
-    merged = [t for t in topics if len(t.facet_stems) > 1]
+    merged = [t for t in topics if grouping.owner_facets(t) > 1]
     if not merged:
         return
     texts: dict[int, list[str]] = {}
@@ -138,9 +138,9 @@ def gap_merge(*, target: Gap, others: Sequence[Gap]) -> Gap:
     merged = [g for g in rows if g.pk != target.pk]
     if locked is None or not ids or len(merged) != len(ids):
         raise ReviewError(_("Выберите хотя бы две темы одного бота, чтобы объединить их."))
-    for gap in merged:
+    for gap in rows:  # each question keeps the row it was in when the owner merged (its facet)
         GapQuestion.objects.filter(gap=gap, facet__isnull=True).update(facet=gap.pk)
-        GapQuestion.objects.filter(gap=gap).update(gap=locked)
+    GapQuestion.objects.filter(gap__in=merged).update(gap=locked)
     if any(g.status == Gap.Status.OPEN for g in merged):
         locked.status = Gap.Status.OPEN
     if locked.entry_id is None:
@@ -183,7 +183,7 @@ def gap_keep_apart(*, a: Gap, b: Gap) -> None:
                 locked.save(update_fields=["kept_apart"])
 
 
-def gap_merge_suggestions(*, bot: Bot, limit: int = 10) -> list[dict[str, Any]]:
+def gap_merge_suggestions(*, bot: Bot, limit: int = 10, rows_limit: int = 100) -> list[dict[str, Any]]:
     """«Похоже на одну тему»: open rows of `bot` whose questions are close in meaning
     (grouping.merge_suggestions), for the owner to merge or keep apart; only vectors of the current
     model take part."""
@@ -191,7 +191,10 @@ def gap_merge_suggestions(*, bot: Bot, limit: int = 10) -> list[dict[str, Any]]:
     meaning = grouping.meaning_for(model_key)
     if meaning.suggest is None:
         return []
-    gaps = {g.pk: g for g in Gap.objects.filter(bot=bot, status=Gap.Status.OPEN)}
+    # The rows the Gaps page shows (gap_list's order and limit): loading every open row's vectors
+    # on each page view would grow with the bot's whole history.
+    shown = Gap.objects.filter(bot=bot, status=Gap.Status.OPEN).order_by("-count", "-last_seen")[:rows_limit]
+    gaps = {g.pk: g for g in shown}
     rows: dict[int, list[np.ndarray]] = {pk: [] for pk in gaps}
     for gap_id, vector in (GapQuestion.objects.filter(gap_id__in=list(gaps), embedding_model=model_key,
                                                       vector__isnull=False).values_list("gap_id", "vector")):

@@ -158,12 +158,20 @@ class Topic:
             self.vector_sum = unit.copy() if self.vector_sum is None else self.vector_sum + unit
 
 
+def owner_facets(topic: Topic) -> int:
+    """How many rows the owner merged into this one (facets other than None: a question the bot
+    added later has no facet and teaches nothing)."""
+    return sum(facet is not None for facet in topic.facet_stems)
+
+
 def merged_stems(topic: Topic) -> frozenset[str]:
-    """Stems found in two or more facets of a merged row: words the owner's merge says the rows'
-    questions share (e.g. «счёт» of «оплатить по счёту» and «выставляете счета»); only those that
-    can name a topic (`naming_stems` of the members' texts) are learned."""
+    """Stems found in two or more of the owner's facets of a merged row: words the owner's merge
+    says the rows' questions share (e.g. «счёт» of «оплатить по счёту» and «выставляете счета»);
+    only those that can name a topic (`naming_stems` of the members' texts) are learned."""
     seen: dict[str, int] = {}
-    for words in topic.facet_stems.values():
+    for facet, words in topic.facet_stems.items():
+        if facet is None:
+            continue
         for word in words:
             seen[word] = seen.get(word, 0) + 1
     return frozenset(w for w, n in seen.items() if n >= 2)
