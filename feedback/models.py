@@ -56,8 +56,8 @@ class GapQuestion(models.Model):
     vector = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=64, blank=True)
     asked_at = models.DateTimeField(_("когда"))
-    # The row the question was first grouped into, set when the owner merges that row into another
-    # (null: the row it is in). Grouping learns the nouns two facets of a merged row share.
+    # The row the question was in when the owner merged it into another (null: grouped by the bot
+    # and never part of a merge). Grouping learns the nouns two such facets of a merged row share.
     facet = models.BigIntegerField(_("из темы"), null=True, blank=True)
 
     class Meta:
