@@ -236,7 +236,10 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
     examples: dict[int, list[str]] = {}
     questions: dict[int, list[dict[str, Any]]] = {}  # the same examples with their ids, for «Отделить»
     rows_q = GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "id", "text")
+    title_ids: dict[int, int] = {}  # the question the title is, for «Отделить» beside the title
     for gap_id, question_id, text in rows_q:
+        if text[:TITLE_CHARS] == titles[gap_id]:
+            title_ids[gap_id] = question_id
         bucket = examples.setdefault(gap_id, [])
         if len(bucket) < 3 and text not in bucket and text != titles[gap_id]:
             bucket.append(text)
@@ -249,6 +252,7 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
         counts[(gap_id, week.date())] = n
     return [
         {"gap": g, "examples": examples.get(g.pk, []), "questions": questions.get(g.pk, []),
+         "title_id": title_ids.get(g.pk) if g.count > 1 else None,
          "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
         for g in rows
     ]

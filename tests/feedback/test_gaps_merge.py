@@ -200,3 +200,17 @@ def test_held_out_questions_through_the_chat_never_share_a_row_across_topics(sho
     after = topics_per_row()
     assert all(len(kinds) == 1 for kinds in after) and len(after) < len(before)
     assert sum(Gap.objects.filter(bot=shop).values_list("count", flat=True)) == 32
+
+
+def test_splitting_the_question_a_row_is_titled_by_gives_the_row_its_next_title(client, owner, shop, knowledge, ask):
+    _ask_all(ask, shop, HELICOPTER)
+    client.force_login(owner)
+    client.get(reverse("admin:feedback_gap_changelist"))
+    row = Gap.objects.get(bot=shop)
+    title_question = GapQuestion.objects.get(gap=row, text=row.title)
+    [listed] = gap_list(bot_ids=[shop.pk])
+    assert listed["title_id"] == title_question.pk and [q["text"] for q in listed["questions"]] == HELICOPTER[1:]
+    client.post(reverse("admin:feedback_gap_split", args=[title_question.pk]))
+    row.refresh_from_db()
+    assert (row.title, row.count) == (HELICOPTER[1], 1)
+    assert Gap.objects.get(bot=shop, title=HELICOPTER[0]).questions.get() == title_question
