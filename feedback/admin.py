@@ -112,8 +112,8 @@ class GapAdmin(ReviewScopedAdmin):
         except ReviewError as exc:
             self.message_user(request, exc.message, messages.ERROR)
             return self._back(request)
-        self.message_user(request, _("Объединено в «%(t)s»: %(n)s вопросов. Похожие вопросы бот теперь добавляет сюда.")
-                          % {"t": merged.title, "n": merged.count}, messages.SUCCESS)
+        text = _("Объединено в «%(t)s», вопросов в теме: %(n)s. Похожие вопросы бот теперь добавляет сюда.")
+        self.message_user(request, text % {"t": merged.title, "n": merged.count}, messages.SUCCESS)
         return self._back(request)
 
     def keep_apart_view(self, request: HttpRequest) -> HttpResponse:

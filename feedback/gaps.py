@@ -50,7 +50,7 @@ def _topics(bot: Bot, model_key: str, meaning: grouping.Meaning) -> tuple[list[g
 def _learn_from_merges(bot: Bot, topics: list[grouping.Topic]) -> None:
     """Rows the owner merged teach the nouns and adjectives they share, less the words common in the
     bot's knowledge."""
-    merged = [t for t in topics if len(t.facet_stems) > 1]
+    merged = [t for t in topics if grouping.owner_facets(t) > 1]
     if not merged:
         return
     texts: dict[int, list[str]] = {}
@@ -138,9 +138,9 @@ def gap_merge(*, target: Gap, others: Sequence[Gap]) -> Gap:
     merged = [g for g in rows if g.pk != target.pk]
     if locked is None or not ids or len(merged) != len(ids):
         raise ReviewError(_("Выберите хотя бы две темы одного бота, чтобы объединить их."))
-    for gap in merged:
+    for gap in rows:  # each question keeps the row it was in when the owner merged (its facet)
         GapQuestion.objects.filter(gap=gap, facet__isnull=True).update(facet=gap.pk)
-        GapQuestion.objects.filter(gap=gap).update(gap=locked)
+    GapQuestion.objects.filter(gap__in=merged).update(gap=locked)
     if any(g.status == Gap.Status.OPEN for g in merged):
         locked.status = Gap.Status.OPEN
     if locked.entry_id is None:
@@ -183,7 +183,7 @@ def gap_keep_apart(*, a: Gap, b: Gap) -> None:
                 locked.save(update_fields=["kept_apart"])
 
 
-def gap_merge_suggestions(*, bot: Bot, limit: int = 10) -> list[dict[str, Any]]:
+def gap_merge_suggestions(*, bot: Bot, limit: int = 10, rows_limit: int = 100) -> list[dict[str, Any]]:
     """«Похоже на одну тему»: open rows of `bot` whose questions are close in meaning
     (grouping.merge_suggestions), for the owner to merge or keep apart; only vectors of the current
     model take part."""
@@ -191,7 +191,10 @@ def gap_merge_suggestions(*, bot: Bot, limit: int = 10) -> list[dict[str, Any]]:
     meaning = grouping.meaning_for(model_key)
     if meaning.suggest is None:
         return []
-    gaps = {g.pk: g for g in Gap.objects.filter(bot=bot, status=Gap.Status.OPEN)}
+    # The rows the Gaps page shows (gap_list's order and limit): loading every open row's vectors
+    # on each page view would grow with the bot's whole history.
+    shown = Gap.objects.filter(bot=bot, status=Gap.Status.OPEN).order_by("-count", "-last_seen")[:rows_limit]
+    gaps = {g.pk: g for g in shown}
     rows: dict[int, list[np.ndarray]] = {pk: [] for pk in gaps}
     for gap_id, vector in (GapQuestion.objects.filter(gap_id__in=list(gaps), embedding_model=model_key,
                                                       vector__isnull=False).values_list("gap_id", "vector")):
@@ -254,7 +257,10 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
     examples: dict[int, list[str]] = {}
     questions: dict[int, list[dict[str, Any]]] = {}  # the same examples with their ids, for «Отделить»
     rows_q = GapQuestion.objects.filter(gap_id__in=ids).order_by("-asked_at").values_list("gap_id", "id", "text")
+    title_ids: dict[int, int] = {}  # the question the title is, for «Отделить» beside the title
     for gap_id, question_id, text in rows_q:
+        if text[:TITLE_CHARS] == titles[gap_id]:
+            title_ids[gap_id] = question_id
         bucket = examples.setdefault(gap_id, [])
         if len(bucket) < 3 and text not in bucket and text != titles[gap_id]:
             bucket.append(text)
@@ -267,6 +273,7 @@ def gap_list(*, bot_ids: list[int], status: str = Gap.Status.OPEN, bot_id: int |
         counts[(gap_id, week.date())] = n
     return [
         {"gap": g, "examples": examples.get(g.pk, []), "questions": questions.get(g.pk, []),
+         "title_id": title_ids.get(g.pk) if g.count > 1 else None,
          "trend": [counts.get((g.pk, w.date()), 0) for w in weeks]}
         for g in rows
     ]

@@ -48,7 +48,7 @@ RAW_VECTOR_JOIN: Final = 0.9
 SUGGEST_JOIN: Final = 0.45
 # A merged row's shared stem is learned unless more of the bot's entries than this hold it.
 COMMON_SHARE: Final = 0.02
-# ... and joins on it only with at least this centred cosine with one of the row's facets, so that a
+# ... and joins on it only with at least this centred cosine with the row's centroid, so that a
 # word two topics share («неделя» of the weather and of the date) does not carry a question alone.
 LEARNED_FLOOR: Final = 0.3
 MEANS_FILE: Final = Path(__file__).resolve().parent / "data" / "question_means.json"
@@ -129,8 +129,9 @@ def meaning_for(model_key: str) -> Meaning:
 @dataclass
 class Topic:
     """A topic while grouping: its members' stems, per facet, and the sum of their prepared unit
-    vectors. A facet is the row a question was first grouped into: a row the owner merged from
-    several has one facet per merged row, and the nouns they share are learned (`merged_stems`).
+    vectors. A facet is the row a question was in when the owner merged it (GapQuestion.facet;
+    None: never part of a merge): a merged row has one facet per row merged, and the nouns they
+    share are learned (`merged_stems`).
     The vectors are pooled into one centroid: per-facet centroids joined more questions of other
     topics on the calibration half (docs/benchmarks.md, Gaps grouping)."""
 
@@ -150,7 +151,7 @@ class Topic:
 
     def add(self, question_stems: frozenset[str], vector: np.ndarray | None, facet: int | None = None) -> None:
         """Add a member; `vector` is already prepared (Meaning.prepare) or None; `facet` is the row
-        it was first grouped into (None: this topic's own)."""
+        it was in when the owner merged it (None: never merged)."""
         self.member_stems.append(question_stems)
         self.facet_stems.setdefault(facet, set()).update(question_stems)
         if vector is not None:
@@ -158,12 +159,20 @@ class Topic:
             self.vector_sum = unit.copy() if self.vector_sum is None else self.vector_sum + unit
 
 
+def owner_facets(topic: Topic) -> int:
+    """How many rows the owner merged into this one (facets other than None: a question the bot
+    added later has no facet and teaches nothing)."""
+    return sum(facet is not None for facet in topic.facet_stems)
+
+
 def merged_stems(topic: Topic) -> frozenset[str]:
-    """Stems found in two or more facets of a merged row: words the owner's merge says the rows'
-    questions share (e.g. «счёт» of «оплатить по счёту» and «выставляете счета»); only those that
-    can name a topic (`naming_stems` of the members' texts) are learned."""
+    """Stems found in two or more of the owner's facets of a merged row: words the owner's merge
+    says the rows' questions share (e.g. «счёт» of «оплатить по счёту» and «выставляете счета»);
+    only those that can name a topic (`naming_stems` of the members' texts) are learned."""
     seen: dict[str, int] = {}
-    for words in topic.facet_stems.values():
+    for facet, words in topic.facet_stems.items():
+        if facet is None:
+            continue
         for word in words:
             seen[word] = seen.get(word, 0) + 1
     return frozenset(w for w, n in seen.items() if n >= 2)

@@ -34,7 +34,7 @@ class Gap(models.Model):
     answered_at = models.DateTimeField(_("отвечено"), null=True, blank=True)
     created_at = models.DateTimeField(verbose_name=_("создан"), auto_now_add=True)
     # Rows the owner said are other topics («Это разные темы»): never suggested for a merge with this one.
-    kept_apart = models.JSONField(default=list, blank=True)
+    kept_apart = models.JSONField(_("не объединять с"), default=list, blank=True)
 
     class Meta:
         verbose_name = _("пробел в знаниях")
@@ -56,9 +56,9 @@ class GapQuestion(models.Model):
     vector = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=64, blank=True)
     asked_at = models.DateTimeField(_("когда"))
-    # The row the question was first grouped into, set when the owner merges that row into another
-    # (null: the row it is in). Grouping learns the nouns two facets of a merged row share.
-    facet = models.BigIntegerField(null=True, blank=True)
+    # The row the question was in when the owner merged it into another (null: grouped by the bot
+    # and never part of a merge). Grouping learns the nouns two such facets of a merged row share.
+    facet = models.BigIntegerField(_("из темы"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("вопрос без ответа")

@@ -9,11 +9,17 @@ from assistant.bots.models import Bot
 
 @shared_task
 def gaps_refresh_all() -> int:
-    """Gaps and the operators' answers proposed as entries, for every bot."""
+    """Gaps and the operators' answers proposed as entries, for every bot; then, where a model is
+    configured, it confirms or declines the best merge suggestions (feedback/merge_check.py)."""
     from feedback.gaps import gaps_refresh
+    from feedback.merge_check import gaps_merge_check
     from feedback.operator_answers import operator_answers_refresh
 
-    return sum(gaps_refresh(bot=bot) + operator_answers_refresh(bot=bot) for bot in Bot.objects.all())
+    total = 0
+    for bot in Bot.objects.all():
+        total += gaps_refresh(bot=bot) + operator_answers_refresh(bot=bot)
+        gaps_merge_check(bot=bot)
+    return total
 
 
 @shared_task

@@ -59,7 +59,7 @@ def test_a_merge_moves_the_questions_and_the_next_wording_joins_the_merged_row(s
     assert merged.count == 2 and not Gap.objects.filter(pk=second.pk).exists()
     assert _rows(shop)[BY_INVOICE] == sorted([BY_INVOICE, INVOICES_FOR_COMPANIES])
     facets = dict(GapQuestion.objects.filter(gap=merged).values_list("text", "facet"))
-    assert facets == {BY_INVOICE: None, INVOICES_FOR_COMPANIES: second.pk}  # each keeps the row it came from
+    assert facets == {BY_INVOICE: first.pk, INVOICES_FOR_COMPANIES: second.pk}  # each keeps the row it came from
 
     ask(shop, INVOICE_FOR_LLC, visitor="later")
     assert gaps_refresh(bot=shop) == 1
@@ -70,9 +70,10 @@ def test_a_merge_moves_the_questions_and_the_next_wording_joins_the_merged_row(s
 
 def test_words_common_in_the_bots_knowledge_are_not_learned_from_a_merge(shop, knowledge):
     topic = grouping.Topic(key=1)
-    topic.add(grouping.stems("Привезёте заказ в выходной день?"), None, facet=None)
+    topic.add(grouping.stems("Привезёте заказ в выходной день?"), None, facet=5)
     topic.add(grouping.stems("Доставите заказ в выходные?"), None, facet=7)
-    assert grouping.merged_stems(topic) == {"заказ", "выходн"}
+    topic.add(grouping.stems("Доставите заказ в субботу?"), None)  # added by the bot later: teaches nothing
+    assert grouping.owner_facets(topic) == 2 and grouping.merged_stems(topic) == {"заказ", "выходн"}
     counts, entries = lexicon_counts(bot=shop, lexemes={"заказ", "выходн"})
     # «заказ» is in the delivery and the payment entry of the shop's three, «выходной» in none
     assert (entries, counts) == (len(knowledge), {"заказ": 2, "выходн": 0})
@@ -199,3 +200,17 @@ def test_held_out_questions_through_the_chat_never_share_a_row_across_topics(sho
     after = topics_per_row()
     assert all(len(kinds) == 1 for kinds in after) and len(after) < len(before)
     assert sum(Gap.objects.filter(bot=shop).values_list("count", flat=True)) == 32
+
+
+def test_splitting_the_question_a_row_is_titled_by_gives_the_row_its_next_title(client, owner, shop, knowledge, ask):
+    _ask_all(ask, shop, HELICOPTER)
+    client.force_login(owner)
+    client.get(reverse("admin:feedback_gap_changelist"))
+    row = Gap.objects.get(bot=shop)
+    title_question = GapQuestion.objects.get(gap=row, text=row.title)
+    [listed] = gap_list(bot_ids=[shop.pk])
+    assert listed["title_id"] == title_question.pk and [q["text"] for q in listed["questions"]] == HELICOPTER[1:]
+    client.post(reverse("admin:feedback_gap_split", args=[title_question.pk]))
+    row.refresh_from_db()
+    assert (row.title, row.count) == (HELICOPTER[1], 1)
+    assert Gap.objects.get(bot=shop, title=HELICOPTER[0]).questions.get() == title_question
