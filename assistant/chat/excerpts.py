@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 LIMIT: Final = 400  # characters an excerpt aims for
 HARD_LIMIT: Final = 700  # a single unit longer than this is cut at a word: the only cut there is
+LEAD_LIMIT: Final = 200  # a list's lead longer than this gives way to the heading (cut at a word)
 _ITEM: Final = re.compile(r"^\s*(?:[•·▪‣◦*-]|\d{1,2}[.)])\s+")
 _LETTERS: Final = re.compile(r"[^\W\d_]{2,}")
 _ENDS: Final = ".:;!?…"
@@ -116,9 +117,9 @@ def _lead(parts: list[str], first: int, heading: str) -> str:
     while start > 0 and _ITEM.match(parts[start - 1]):
         start -= 1
     opener = parts[start - 1] if start > 0 and not _listed(parts[start - 1]) else ""
-    if opener.rstrip().endswith(":"):
+    if opener.rstrip().endswith(":") and len(opener) <= LEAD_LIMIT:
         return opener
-    heading = heading.strip()
+    heading = _cut(" ".join(heading.split()), LEAD_LIMIT)
     return heading if not heading or heading.endswith(tuple(_ENDS)) else f"{heading}:"
 
 
