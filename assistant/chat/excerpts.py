@@ -15,7 +15,7 @@ entry's heading («Условия возврата:»), then the item, then the 
 What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
 word, with an ellipsis); a unit without words («6.4.», «1)», «—») is never shown on its own: it
 is glued to the unit it numbers; a list item is never the first line when the list has a lead or
-the entry a heading.
+the entry a heading (a lead is at most LEAD_LIMIT characters, and never makes a unit cut).
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ def excerpt(text: str, question: str = "", limit: int = LIMIT, *, heading: str =
     first, end = _window(parts, scores, best, room)
     lead = _lead(parts, first, heading)
     chosen = parts[first:end]
-    if len(chosen) == 1:
-        chosen = [_cut(chosen[0], HARD_LIMIT - len(lead) - 1 if lead else HARD_LIMIT)]
+    if len(chosen) == 1:  # the lead comes on top: a unit is cut only when it alone is over HARD_LIMIT
+        chosen = [_cut(chosen[0], HARD_LIMIT)]
     glue = "\n" if lead or any(_listed(p) for p in chosen) else " "
     return glue.join([lead, *chosen] if lead else chosen)
 
