@@ -15,7 +15,7 @@ entry's heading («Условия возврата:»), then the item, then the 
 What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
 word, with an ellipsis); a unit without words («6.4.», «1)», «—») is never shown on its own: it
 is glued to the unit it numbers; a list item is never the first line when the list has a lead or
-the entry a heading.
+the entry a heading (a lead is at most LEAD_LIMIT characters, and never makes a unit cut).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 LIMIT: Final = 400  # characters an excerpt aims for
 HARD_LIMIT: Final = 700  # a single unit longer than this is cut at a word: the only cut there is
+LEAD_LIMIT: Final = 200  # a list's lead longer than this gives way to the heading (cut at a word)
 _ITEM: Final = re.compile(r"^\s*(?:[•·▪‣◦*-]|\d{1,2}[.)])\s+")
 _LETTERS: Final = re.compile(r"[^\W\d_]{2,}")
 _ENDS: Final = ".:;!?…"
@@ -93,8 +94,8 @@ def excerpt(text: str, question: str = "", limit: int = LIMIT, *, heading: str =
     first, end = _window(parts, scores, best, room)
     lead = _lead(parts, first, heading)
     chosen = parts[first:end]
-    if len(chosen) == 1:
-        chosen = [_cut(chosen[0], HARD_LIMIT - len(lead) - 1 if lead else HARD_LIMIT)]
+    if len(chosen) == 1:  # the lead comes on top: a unit is cut only when it alone is over HARD_LIMIT
+        chosen = [_cut(chosen[0], HARD_LIMIT)]
     glue = "\n" if lead or any(_listed(p) for p in chosen) else " "
     return glue.join([lead, *chosen] if lead else chosen)
 
@@ -116,9 +117,9 @@ def _lead(parts: list[str], first: int, heading: str) -> str:
     while start > 0 and _ITEM.match(parts[start - 1]):
         start -= 1
     opener = parts[start - 1] if start > 0 and not _listed(parts[start - 1]) else ""
-    if opener.rstrip().endswith(":"):
+    if opener.rstrip().endswith(":") and len(opener) <= LEAD_LIMIT:
         return opener
-    heading = heading.strip()
+    heading = _cut(" ".join(heading.split()), LEAD_LIMIT)
     return heading if not heading or heading.endswith(tuple(_ENDS)) else f"{heading}:"
 
 

@@ -116,6 +116,19 @@ def test_a_list_never_opens_the_reply_when_its_entry_has_a_heading():
     assert excerpt(CONDITIONS, "Какие условия?", heading="Можно ли вернуть?").startswith("Можно ли вернуть?\n")
 
 
+def test_a_lead_too_long_to_read_before_the_item_gives_way_to_the_heading():
+    opener = "Пожалуйста, сверьтесь со списком требований ниже, прежде чем ехать в пункт выдачи, " * 3 + "вот он:"
+    shown = excerpt(f"{opener}\n{CONDITIONS}", "Потерял чек, могу вернуть товар?", heading="Условия возврата")
+    assert shown.split("\n")[0] == "Условия возврата:" and "чек потерялся" in shown.split("\n")[1]
+    assert len(shown) <= excerpts.LIMIT
+
+
+def test_a_lead_never_makes_the_item_under_it_cut():
+    item = ("• с чеком; " + "товар в полной комплектации " * 30)[:HARD_LIMIT - 2].rstrip() + "."
+    shown = excerpt(f"Условия:\n{item}", "чек", heading="Условия возврата")
+    assert shown == f"Условия:\n{item}" and len(item) <= HARD_LIMIT < len(shown)
+
+
 def test_words_match_by_their_dictionary_form_not_only_by_stem():
     # «дней» and «день» have different stems (дне / ден); their lemma is one
     text = "Оплата при получении. Заказ хранится в пункте выдачи пять дней."
