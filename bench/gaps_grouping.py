@@ -220,7 +220,8 @@ class Variants:
         df, entries = self.lexicon
         for run in runs:
             position: dict[str, int] = {}
-            first, later = [], []
+            first: list[tuple[str, str]] = []
+            later: list[tuple[str, str]] = []
             for t, q in run:
                 position[t] = position.get(t, 0) + 1
                 (first if position[t] <= 2 else later).append((t, q))
