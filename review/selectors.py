@@ -141,7 +141,7 @@ def card(item: ReviewItem) -> dict[str, Any]:
         "answered_at": formats.date_format(timezone.localtime(item.answered_at), "SHORT_DATETIME_FORMAT"),
         "repeats": item.repeats,
         # The same question asked again in the conversation: counted on this item (review.services).
-        "repeats_label": gettext("спросили снова в том же разговоре: %(n)d") % {"n": item.repeats - 1}
+        "repeats_label": gettext("спросили ещё раз: %(n)d") % {"n": item.repeats - 1}
         if item.repeats > 1 else "",
         "before": [m.text for m in context.before] if context else [item.question],
         "after": context.after.text if context and context.after else "",

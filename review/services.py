@@ -51,6 +51,8 @@ _CONTROL: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\
 _WORD: Final = re.compile(r"\w+")
 # How many of a conversation's latest pending items a new flagged answer is compared with.
 REPEAT_CANDIDATES: Final = 20
+# ... and how many of the bot's latest pending items, for the same question from another conversation.
+ELSEWHERE_CANDIDATES: Final = 200
 _LOCK_NAMESPACE: Final = 0x52455649  # pg_advisory_xact_lock's first key: "REVI", this module's own
 
 Decision = ReviewItem.Decision
@@ -129,6 +131,23 @@ def _repeated(conversation_id: int, question: str) -> ReviewItem | None:
     return next((item for item in rows if same_question(item.question, question)), None)
 
 
+def _asked_elsewhere(bot_id: int, question: str) -> ReviewItem | None:
+    """The bot's pending item for the same question word for word (case, punctuation and ё aside)
+    from another conversation: several visitors asking it make one item with a count. Taken under a
+    lock per bot and question, so two conversations asking at once do not both add one."""
+    words = _words(question)
+    if not words:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_LOCK_NAMESPACE + 1, f"{bot_id}:{words}"])
+    rows = (
+        ReviewItem.objects.select_for_update()
+        .filter(bot_id=bot_id, status=ReviewItem.Status.PENDING)
+        .order_by("-answered_at", "-id")[:ELSEWHERE_CANDIDATES]
+    )
+    return next((item for item in rows if _words(item.question) == words), None)
+
+
 def _repeat_add(item: ReviewItem, target: chat_selectors.ReviewTarget) -> ReviewItem:
     """Count another flagged answer to the item's question: one UPDATE, no new row, no history
     entry (the item's history records what people decided, not how often visitors asked)."""
@@ -145,8 +164,9 @@ def _repeat_add(item: ReviewItem, target: chat_selectors.ReviewTarget) -> Review
 
 def review_item_record(*, message_id: int) -> ReviewItem | None:
     """Put the answer a flagged message points at into the queue, or add the new reason to its item.
-    The same question asked again in the conversation (its answer flagged too) is counted on the
-    pending item the first asking made, with the new reasons, instead of queued again.
+    The same question asked again in the conversation (its answer flagged too), or word for word
+    in another conversation, is counted on the pending item the first asking made, with the new
+    reasons, instead of queued again.
     Idempotent: the unique `message`, `repeat_ids` and a lock per conversation decide races."""
     target = chat_selectors.review_target(message_id)
     if target is None:
@@ -156,7 +176,8 @@ def review_item_record(*, message_id: int) -> ReviewItem | None:
         _conversation_lock(answer.conversation_id)
         item = _item_of(answer.pk)
         if item is None:
-            repeated = _repeated(answer.conversation_id, target.question)
+            repeated = (_repeated(answer.conversation_id, target.question)
+                        or _asked_elsewhere(answer.bot_id, target.question))
             if repeated is not None:
                 return _repeat_add(repeated, target)
             try:

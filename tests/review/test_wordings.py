@@ -72,3 +72,13 @@ def test_the_reach_endpoint_answers_for_the_owners_bot_only(shop, knowledge, ask
     assert too_long.status_code == 400 and "длинный" in too_long.json()["error"]
     client.force_login(other_owner)
     assert client.post(url, {"question": DELIVERY_QUESTION}).status_code in (403, 404)
+
+
+def test_the_same_question_from_several_conversations_is_one_item_with_a_count(shop, knowledge, ask):
+    first = _item(shop, ask, DELIVERY_QUESTION)
+    ask(shop, "сколько стоит доставка по москве", visitor="v2")
+    ask(shop, "Сколько стоит доставка по Москве?!", visitor="v3")
+    ask(shop, "Сколько стоит доставка в Тверь?", visitor="v4")  # another question: its own item
+    first.refresh_from_db()
+    assert first.repeats == 3 and len(first.repeat_ids) == 2
+    assert ReviewItem.objects.filter(bot=shop).count() == 2
