@@ -180,8 +180,8 @@ def corrections_judged(query: str, signals: list[Signals], words: QueryWords | N
 
 
 def _has_priority(s: Signals) -> bool:
-    """A correction's weight and bonus apply: it is this question's paraphrase (or was stored with no
-    wording to judge it by, as before wordings existed)."""
+    """A correction's weight and bonus apply: it is this question's paraphrase (judgement None: the
+    rule has not run on it, e.g. signals made by hand for the formula's tests)."""
     if s.kind not in BONUS_KINDS:
         return False
     return s.judgement is None or s.judgement.verdict is paraphrase.Verdict.PARAPHRASE
