@@ -107,11 +107,17 @@ def same_question(first: str, second: str) -> bool:
     return (bool(a) and a == b) or friction.is_rephrase(first, second)
 
 
-def _conversation_lock(conversation_id: int) -> None:
-    """Two flags of one conversation recorded at once (the receiver and the sweep) must not both
-    find no item for their question and add two: one at a time per conversation, to the commit."""
+def _record_locks(conversation_id: int, bot_id: int, question: str) -> None:
+    """Two flags of one conversation recorded at once (the receiver and the sweep), or two
+    conversations asking the same question at once, must not both find no item and add two: one at a
+    time per conversation and per bot and question, to the commit. Both are taken in one statement,
+    in that order, before any row lock, so no two recordings wait on each other."""
+    words = _words(question) or f"#{conversation_id}"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_NAMESPACE, conversation_id % 2**31])
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s), pg_advisory_xact_lock(%s, hashtext(%s))",
+            [_LOCK_NAMESPACE, conversation_id % 2**31, _LOCK_NAMESPACE + 1, f"{bot_id}:{words}"],
+        )
 
 
 def _item_of(answer_id: int) -> ReviewItem | None:
@@ -131,21 +137,23 @@ def _repeated(conversation_id: int, question: str) -> ReviewItem | None:
     return next((item for item in rows if same_question(item.question, question)), None)
 
 
+
+
 def _asked_elsewhere(bot_id: int, question: str) -> ReviewItem | None:
     """The bot's pending item for the same question word for word (case, punctuation and ё aside)
-    from another conversation: several visitors asking it make one item with a count. Taken under a
-    lock per bot and question, so two conversations asking at once do not both add one."""
+    from another conversation: several visitors asking it make one item with a count. The candidates
+    are read without locks; only the one found is locked (and re-checked)."""
     words = _words(question)
     if not words:
         return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_LOCK_NAMESPACE + 1, f"{bot_id}:{words}"])
     rows = (
-        ReviewItem.objects.select_for_update()
-        .filter(bot_id=bot_id, status=ReviewItem.Status.PENDING)
-        .order_by("-answered_at", "-id")[:ELSEWHERE_CANDIDATES]
+        ReviewItem.objects.filter(bot_id=bot_id, status=ReviewItem.Status.PENDING)
+        .order_by("-answered_at", "-id").only("pk", "question")[:ELSEWHERE_CANDIDATES]
     )
-    return next((item for item in rows if _words(item.question) == words), None)
+    found = next((item.pk for item in rows if _words(item.question) == words), None)
+    if found is None:
+        return None
+    return ReviewItem.objects.select_for_update().filter(pk=found, status=ReviewItem.Status.PENDING).first()
 
 
 def _repeat_add(item: ReviewItem, target: chat_selectors.ReviewTarget) -> ReviewItem:
@@ -173,7 +181,7 @@ def review_item_record(*, message_id: int) -> ReviewItem | None:
         return None
     answer = target.answer
     with transaction.atomic():
-        _conversation_lock(answer.conversation_id)
+        _record_locks(answer.conversation_id, answer.bot_id, target.question)
         item = _item_of(answer.pk)
         if item is None:
             repeated = (_repeated(answer.conversation_id, target.question)

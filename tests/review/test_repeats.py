@@ -39,14 +39,13 @@ def test_a_rephrasing_counts_on_the_same_item(shop, knowledge, ask):
     assert item.repeats == 2 and item.repeat_ids == [again.pk]
 
 
-def test_another_question_or_conversation_gets_its_own_item(shop, knowledge, ask):
+def test_another_question_gets_its_own_item_and_another_conversation_counts_on_the_first(shop, knowledge, ask):
     ask(shop, UNKNOWN_QUESTION, visitor="v1")
     ask(shop, OTHER, visitor="v1")
-    ask(shop, UNKNOWN_QUESTION, visitor="v2")
+    ask(shop, UNKNOWN_QUESTION, visitor="v2")  # word for word in another conversation: counted, not queued
     items = list(ReviewItem.objects.order_by("id"))
-    assert [(i.question, i.repeats) for i in items] == [(UNKNOWN_QUESTION, 1), (OTHER, 1), (UNKNOWN_QUESTION, 1)]
+    assert [(i.question, i.repeats) for i in items] == [(UNKNOWN_QUESTION, 2), (OTHER, 1)]
     assert items[0].reasons == ["low_confidence"]  # not asked again *in a row*: no friction
-    assert items[0].conversation_id != items[2].conversation_id
 
 
 def test_recording_again_is_idempotent(shop, knowledge, ask):
@@ -77,7 +76,7 @@ def test_a_repeat_costs_no_new_row(shop, knowledge, ask, django_assert_num_queri
     _v, second, _c = chat_services.message_receive(conversation=conversation, text=UNKNOWN_QUESTION,
                                                    client_msg_id="again")
     assert second is not None
-    # review_target, the savepoint pair of this test's transaction, the lock, the item by answer,
+    # review_target, the savepoint pair of this test's transaction, the locks, the item by answer,
     # the conversation's pending items, the UPDATE: no INSERT of an item or of its history.
     with django_assert_num_queries(7) as captured:
         services.review_item_record(message_id=second.pk)
