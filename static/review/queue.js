@@ -82,21 +82,8 @@
 
   // A decision of any day, reopened from the list of decided items: the item is pending again and
   // its correction (if any) is undone.
-  async function reopen() {
-    if (!current || current.status !== "decided" || busy) return;
-    busy = true;
-    try {
-      const data = await post(url("undo", current.id), {});
-      if (!data.ok) { showError(data.error); return; }
-      lastDecided = null;
-      current = data.item; preloaded = data.next; total = data.total;
-      render();
-      showUndo(T.undone);
-    } catch (e) {
-      showError(T.network);
-    } finally {
-      busy = false;
-    }
+  function reopen() {
+    if (current && current.status === "decided") undoDecision(current.id);
   }
 
   function showError(message) {
@@ -215,11 +202,15 @@
     $("rq-undo-text").textContent = text || "";
   }
 
-  async function undo() {
-    if (!lastDecided || busy) return;
+  function undo() {
+    if (lastDecided) undoDecision(lastDecided.id);
+  }
+
+  async function undoDecision(id) {
+    if (busy) return;
     busy = true;
     try {
-      const data = await post(url("undo", lastDecided.id), {});
+      const data = await post(url("undo", id), {});
       if (!data.ok) { showError(data.error); return; }
       lastDecided = null;
       current = data.item; preloaded = data.next; total = data.total;
