@@ -41,10 +41,14 @@ def _warm() -> None:
         from knowledge.embeddings import get_embedder
 
         get_embedder().query("доставка")  # loads the default embedding model (~1 s here)
+        from knowledge import paraphrase
+
+        paraphrase.warm_up()  # pymorphy3's and wordfreq's dictionaries: the corrections' rule (~1 s)
     except Exception:  # the first question pays for it then, as before; the server keeps serving
         logger.exception("warm-up failed")
         return
-    logger.info("warm-up: the model SDKs and the embedding model loaded in %.1f s", time.monotonic() - started)
+    logger.info("warm-up: the model SDKs, the embedding model and the dictionaries loaded in %.1f s",
+                time.monotonic() - started)
 
 
 def warm_up() -> threading.Thread:
