@@ -42,6 +42,9 @@ RARE_IN_LANGUAGE: Final = 3.0
 # not «доставка» 3.8 on 21 % of a shop's entries.
 SPECIFIC_IN_LANGUAGE: Final = 4.5
 RARE_ON_SITE: Final = 0.15
+# A name or a Latin word on at least this share of the bot's entries is the site's own («VK Cloud»:
+# 48 % and 57 % of its docs), not what a question singles out; «Москва» is on 12 % of the demo shop's.
+OWN_NAME_ON_SITE: Final = 0.25
 # A share means little on a handful of entries (one word in one of six is 17 %): a site counts as
 # having at least this many.
 SMALL_SITE: Final = 50
@@ -51,6 +54,7 @@ NAME_GRAMMEMES: Final = frozenset({"Geox", "Name", "Surn", "Patr", "Orgn", "Trad
 CONTENT_POS: Final = frozenset({"NOUN", "ADJF"})
 # Two lexemes of one word family share at least this many first letters.
 FAMILY_PREFIX: Final = 5
+SHORT_STEM: Final = 3
 _TOKEN: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
 _CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 
@@ -131,9 +135,13 @@ def _covered(word: str, known: set[str]) -> bool:
     and «покупать» share their first `FAMILY_PREFIX` letters; or the word is a compound ending in one."""
     if word in known:
         return True
+    if "-" in word and all(part in known for part in word.split("-")):
+        return True  # «DDoS-атака» where the wordings have «DDoS» and «атака»
     stem = word[:FAMILY_PREFIX]
     if len(stem) == FAMILY_PREFIX and any(other.startswith(stem) for other in known):
         return True
+    if len(word) >= SHORT_STEM and any(other.startswith(word) for other in known):
+        return True  # a short stem that begins a wording's word: «копии» and «копирование»
     # A compound of a word the wordings have: «техподдержка» and «поддержка» (not a hyphenated
     # one: «экспресс-доставка» is another service than «доставка»).
     return "-" not in word and any(len(other) >= FAMILY_PREFIX + 1 and word.endswith(other) for other in known)
@@ -160,19 +168,21 @@ def distinguishing(
 def _is_distinguishing(token: str, df: int | None, entries_total: int, *, cyrillic: bool, names_only: bool) -> bool:
     if token.isdigit():
         return True
+    share = df / max(entries_total, SMALL_SITE) if df is not None else None
+    own_name = share is not None and share >= OWN_NAME_ON_SITE
     if not _CYRILLIC.search(token):
-        # A Latin word in a Russian question is a brand or a product («Bosch», «Kubernetes»); in a
-        # question in English only a word rare in English is.
-        return cyrillic or _zipf(token.lower(), "en") < RARE_IN_LANGUAGE
+        # A Latin word in a Russian question is a brand or a product («Bosch», «Kubernetes»), unless
+        # it is the site's own name («VK Cloud» on half its pages); in a question in English only a
+        # word rare in English is.
+        return not own_name if cyrillic else _zipf(token.lower(), "en") < RARE_IN_LANGUAGE
     parse = _parse(token)
     if parse is None:
         return False
     tag, lemma, known, capitalised = parse
     if tag & NAME_GRAMMEMES:
-        return True
+        return not own_name
     if names_only:
         return False
-    share = df / max(entries_total, SMALL_SITE) if df is not None else None
     if not known:
         # Not in the dictionary: a misspelling, unless the site uses it rarely («СДЭК») or the
         # visitor wrote it with a capital inside the sentence.

@@ -76,8 +76,10 @@ WEIGHT_SLOPE = 0.2
 # the entries behind a corrected answer; an owner can flag a whole page in the admin).
 REVIEW_PENALTY = 0.15
 BONUS_KINDS = frozenset({Entry.Kind.CORRECTION})
-# A correction asked something else than its question is weighed as a Q/A pair (knowledge/services.py).
-ORDINARY_ANSWER_WEIGHT = 0.8
+# A correction asked something else than its question is weighed as a page passage: one more
+# entry, no owner's priority (measured against 0.8, a Q/A pair's weight: 2/38 near misses answered
+# by a correction against 4/38 after 20 corrections, the same paraphrases; docs/benchmarks.md).
+ORDINARY_ANSWER_WEIGHT = 0.5
 
 # Thresholds calibrated on demo/cases.jsonl with the default model (bench/retrieval_quality.py,
 # docs/search.md): below MATCH the assistant says it has no exact answer; below CONFIDENCE an
