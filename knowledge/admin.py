@@ -18,7 +18,7 @@ from django.utils.translation import ngettext
 
 from assistant.bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
 from knowledge.admin_history import ReadableHistory
-from knowledge.models import CrawlRun, Entry, Page, Source
+from knowledge.models import CrawlRun, Entry, Page, Source, Wording
 from knowledge.versions import REASON_ADMIN
 
 
@@ -152,6 +152,37 @@ def _named(entries: list[tuple[Entry, str]]) -> str:
     return "; ".join(parts)
 
 
+class WordingInline(admin.TabularInline):
+    """The ways visitors ask an owner answer's question (knowledge.Wording): the owner adds one (its
+    vector is computed at once) or deletes one; the question's own wording follows the entry's title."""
+
+    model = Wording
+    fields = ["text", "origin"]
+    readonly_fields = ["origin"]
+    extra = 1
+    verbose_name = _("формулировка вопроса")
+    verbose_name_plural = _("Другие формулировки вопроса: поправка отвечает на них и их перефразировки")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a wording is added or deleted, never rewritten: its vector is its text's
+
+    def _entry_editable(self, request: HttpRequest, obj: Any) -> bool:
+        """Whoever may change the entry (its bot's owner) may see, add and delete its wordings."""
+        return bool(self.admin_site._registry[Entry].has_change_permission(request, obj))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._entry_editable(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._entry_editable(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._entry_editable(request, obj)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).exclude(origin=Wording.Origin.QUESTION).defer("embedding")
+
+
 @admin.register(Entry)
 class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
     list_display = ["short_title", "kind", "url", "weight", "review_needed", "corrected_by", "active", "embedded",
@@ -194,6 +225,26 @@ class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
         from knowledge.services import entry_save_from_admin
 
         entry_save_from_admin(entry=obj, changed_fields=list(form.changed_data), reason=ADMIN_REASON)
+
+    def get_inlines(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        # A correction's wordings decide which questions it answers (knowledge/paraphrase.py).
+        return [WordingInline] if obj is not None and obj.kind == Entry.Kind.CORRECTION else []
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        """Wordings through knowledge.services, their one writer: new ones with their vectors."""
+        from knowledge.services import entry_wordings_add, entry_wordings_delete
+
+        if formset.model is not Wording:
+            super().save_formset(request, form, formset, change)
+            return
+        entry = form.instance
+        gone = [f.instance for f in formset.deleted_forms if f.instance.pk]
+        new = [(f.cleaned_data["text"], Wording.Origin.OWNER) for f in formset.extra_forms
+               if f.has_changed() and f.cleaned_data.get("text") and not f.cleaned_data.get("DELETE")]
+        entry_wordings_delete(entry=entry, wording_ids=[w.pk for w in gone])
+        # What formset.save() would have set: the admin's history message names them.
+        formset.new_objects = entry_wordings_add(entry=entry, wordings=new)
+        formset.changed_objects, formset.deleted_objects = [], gone
 
     @admin.action(description=_("Отметить как проверенные"))
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:

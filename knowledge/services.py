@@ -266,6 +266,13 @@ def entry_wordings_add(*, entry: Entry, wordings: Iterable[tuple[str, str]]) -> 
     return added
 
 
+def entry_wordings_delete(*, entry: Entry, wording_ids: Iterable[int]) -> int:
+    """Take wordings off an owner answer; its own question stays (it follows the title)."""
+    deleted, _rows = Wording.objects.filter(entry=entry, pk__in=list(wording_ids)).exclude(
+        origin=Wording.Origin.QUESTION).delete()
+    return deleted
+
+
 def _wording_embed(wording: Wording, *, with_vector: bool) -> None:
     """A wording's query vector (compared question to question), or none yet."""
     from knowledge.embeddings import get_embedder

@@ -239,3 +239,27 @@ def test_a_culprit_shows_the_correction_beside_it_and_can_be_marked_checked(clie
     assert _act(client, "mark_reviewed", [shelf["delivery"]])
     shelf["delivery"].refresh_from_db()
     assert not shelf["delivery"].review_needed
+
+
+def test_an_owner_adds_and_deletes_a_corrections_wordings_in_the_admin(client, owner, bot, shelf):
+    from knowledge.models import Wording
+    from review.services import correction_apply
+
+    correction = correction_apply(bot=bot, question="Куда привозит курьер?", answer="До двери.", culprit_ids=[],
+                                  wordings=["Курьер довозит до квартиры?"])
+    entry = correction.entry
+    extra = Wording.objects.get(entry=entry, origin="owner")
+    client.force_login(owner)
+    url = reverse("admin:knowledge_entry_change", args=[entry.pk])
+    assert "Курьер довозит до квартиры?" in client.get(url).content.decode()
+    data = {**_form(entry), "wordings-TOTAL_FORMS": "2", "wordings-INITIAL_FORMS": "1",
+            "wordings-MIN_NUM_FORMS": "0", "wordings-MAX_NUM_FORMS": "1000",
+            "wordings-0-id": str(extra.pk), "wordings-0-entry": str(entry.pk), "wordings-0-DELETE": "on",
+            "wordings-1-entry": str(entry.pk), "wordings-1-text": "Курьер поднимает заказ на этаж?"}
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    rows = list(Wording.objects.filter(entry=entry).order_by("pk").values_list("origin", "text", "embedding_model"))
+    assert rows == [("question", "Куда привозит курьер?", "e5-small"),
+                    ("owner", "Курьер поднимает заказ на этаж?", "e5-small")]
+    chunk_page = client.get(reverse("admin:knowledge_entry_change", args=[shelf["delivery"].pk])).content.decode()
+    assert "wordings-TOTAL_FORMS" not in chunk_page  # a page chunk has no wordings
