@@ -141,6 +141,14 @@ def paraphrase_judgements(*, bot: Bot, wordings: list[str], questions: list[str]
     return out
 
 
+def answer_wordings(*, bot: Bot, limit: int) -> list[tuple[int, str]]:
+    """(entry id, wording) of the bot's active owner answers (corrections, Q/A pairs), newest first."""
+    from knowledge.models import Wording
+
+    rows = Wording.objects.filter(bot=bot, entry__active=True, entry__kind__in=OWNER_ANSWERS_KINDS)
+    return list(rows.order_by("-pk").values_list("entry_id", "text")[:limit])
+
+
 def correction_wordings(*, bot: Bot) -> list[tuple[int, str]]:
     """(entry id, wording) of every active correction of the bot."""
     from knowledge.models import Wording

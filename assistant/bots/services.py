@@ -177,3 +177,13 @@ def bot_budget_set(*, bot: Bot, limit: Any, rearm_alert: bool = False) -> Bot:
 def bot_budget_alert_claim(*, bot_id: int, month: str) -> bool:
     """True exactly once per bot and month (an atomic UPDATE): whoever gets True sends the e-mail."""
     return bool(Bot.objects.filter(pk=bot_id).exclude(budget_alerted_month=month).update(budget_alerted_month=month))
+
+
+def bot_match_threshold_set(*, bot: Bot, value: float) -> Bot:
+    """Store the bot's match threshold (the score a passage needs to be answered from; `manage.py
+    calibrate` proposes one). ValidationError outside 0..1."""
+    if not 0.0 <= value <= 1.0:
+        raise ValidationError(_("Порог совпадения — число от 0 до 1."))
+    bot.match_threshold = round(float(value), 3)
+    bot.save(update_fields=["match_threshold"])
+    return bot
