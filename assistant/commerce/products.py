@@ -62,6 +62,7 @@ class Filters:
     vendors: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # names every offer shown must have (a brand that is no vendor of the feed)
 
     def applied(self) -> dict[str, Any]:
         shown: dict[str, Any] = {}
@@ -75,6 +76,8 @@ class Filters:
             shown["vendors"] = list(self.vendors)
         if self.categories:
             shown["categories"] = list(self.categories)
+        if self.names:
+            shown["names"] = list(self.names)
         return shown
 
 
@@ -152,14 +155,21 @@ def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Fil
     return Filters(price_min, price_max, in_stock, named_vendors, named_categories, words[:12])
 
 
-def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found:
+def product_search(
+    *, bot: Bot, text: str, k: int = 3, query: str = "", vendors: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (), names: tuple[str, ...] = (),
+) -> Found:
     """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches).
     `query` (the model's `product_query`) adds words, vendors and categories to look for; the price
-    range and «в наличии» are read from the visitor's `text` alone, never from a model."""
-    vendors, categories = facets(bot)
-    filters = read_filters(text, vendors=vendors, categories=categories)
+    range and «в наличии» are read from the visitor's `text` alone, never from a model. `vendors`
+    and `categories` (of the feed's own) are the ones the caller read from `text` by word form
+    («Вихрем», «кофеварку»); `names` must each be in an offer's text (a brand the feed may lack)."""
+    feed_vendors, feed_categories = facets(bot)
+    filters = read_filters(text, vendors=feed_vendors, categories=feed_categories)
+    filters = replace(filters, vendors=_union(filters.vendors, _own(vendors, feed_vendors)),
+                      categories=_union(filters.categories, _own(categories, feed_categories)), names=names[:5])
     if query.strip():
-        extra = read_filters(query, vendors=vendors, categories=categories)
+        extra = read_filters(query, vendors=feed_vendors, categories=feed_categories)
         filters = replace(
             filters, vendors=_union(filters.vendors, extra.vendors),
             categories=_union(filters.categories, extra.categories), words=_union(filters.words, extra.words)[:12],
@@ -175,7 +185,10 @@ def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found
         scope &= Q(vendor__in=filters.vendors)
     if filters.categories:
         scope &= Q(category__in=filters.categories)
-    words = [w for w in filters.words if not any(w in v.casefold() for v in filters.vendors)]
+    for name in filters.names:
+        scope &= Q(search_vector=SearchQuery(name, config="russian", search_type="plain"))
+    vendor_stems = _stems(" ".join(filters.vendors))
+    words = [w for w in filters.words if _STEM.stemWord(w) not in vendor_stems and w not in filters.names]
     queryset = CatalogOffer.objects.filter(scope)
     if words and not filters.categories:
         matched = SearchQuery(words[0], config="russian", search_type="plain")
@@ -189,11 +202,20 @@ def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found
         queryset = queryset.order_by("-available", "price", "id")
     offers = list(queryset.defer(*_UNSHOWN)[:k])
     if len(offers) < k and words and not filters.categories:  # the words' meaning finds the rest
-        offers += _by_meaning(scope, query.strip() or text, exclude=[offer.pk for offer in offers], k=k - len(offers))
+        # The vendor is a filter already: its name in the query would pull any of its offers near.
+        meant = query.strip() or " ".join(
+            w for w in _WORD.findall(text) if _STEM.stemWord(w.casefold()) not in vendor_stems)
+        offers += _by_meaning(scope, meant, exclude=[offer.pk for offer in offers], k=k - len(offers))
     nearest = ""
     if not offers:
-        nearest = next((c for c in categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
+        nearest = next((c for c in feed_categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
     return Found(offers, filters, nearest)
+
+
+def _own(named: tuple[str, ...], feed: list[str]) -> tuple[str, ...]:
+    """Only the feed's own names: a caller's reading never adds a vendor or category the feed lacks."""
+    known = set(feed)
+    return tuple(name for name in named if name in known)
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:

@@ -45,7 +45,7 @@ def shop(live_app: str, shop_factory: ShopFactory, django_db_blocker: DjangoDbBl
         bot.site_url, bot.allowed_origins = f"{origin}/", [origin]
         bot.save(update_fields=["site_url", "allowed_origins"])
         run = catalog.catalog_import_url(bot=bot, url=f"{origin}/market.xml").run
-        assert (run.status, run.added) == ("done", 8), run.message
+        assert (run.status, run.added) == ("done", 10), run.message
         order_endpoint_configure(bot=bot, url_template=api.template, status_pointer="/status",
                                  date_pointer="/delivery/date", tracking_pointer="/tracking_url")
         rule = InvitationRule.objects.create(bot=bot, name="Пылесосы", text=INVITATION, url_pattern="/catalog/*",
