@@ -25,7 +25,7 @@ import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, IntegerField, Q, Value, When
 from django.db.models.expressions import RawSQL
 
 from assistant.bots.models import Bot
@@ -47,7 +47,7 @@ _WORD: Final = re.compile(r"[^\W\d_]{2,}", re.U)
 _ASKING: Final = frozenset(
     "есть ли у вас вы а какой какая какие какое нужен нужна нужно нужны хочу ищу подскажите покажите "
     "можно купить найти посоветуйте сколько стоит стоят цена цены рублей руб тысяч тыс наличии до от "
-    "дешевле дороже не больше меньше пределах максимум минимум что чтобы для".split()
+    "дешевле дороже не больше меньше пределах максимум минимум что чтобы для товар товары товаров товара".split()
 )
 _STEM: Final = snowballstemmer.stemmer("russian")
 _ASKING_STEMS: Final = frozenset(_STEM.stemWord(w) for w in _ASKING)
@@ -198,9 +198,19 @@ def product_search(
         queryset = queryset.order_by("-rank", "price", "id")
     elif not (filters.applied() or words):
         return Found([], filters)  # nothing to go by: no offers rather than arbitrary ones
+    elif narrowing := [w for w in words if _STEM.stemWord(w) not in _stems(" ".join(map(_leaf, filters.categories)))]:
+        # A category and more words («робот-пылесос», «чайник из стекла»): the offers the words find
+        # first, and only them when there are any; else the category's own order.
+        matched = SearchQuery(narrowing[0], config="russian", search_type="plain")
+        for word in narrowing[1:]:
+            matched |= SearchQuery(word, config="russian", search_type="plain")
+        hit = Case(When(search_vector=matched, then=Value(1)), default=Value(0), output_field=IntegerField())
+        queryset = queryset.annotate(hit=hit).order_by("-hit", "-available", "price", "id")
     else:
         queryset = queryset.order_by("-available", "price", "id")
     offers = list(queryset.defer(*_UNSHOWN)[:k])
+    if offers and _hit(offers[0]):
+        offers = [offer for offer in offers if _hit(offer)]
     if len(offers) < k and words and not filters.categories:  # the words' meaning finds the rest
         # The vendor is a filter already: its name in the query would pull any of its offers near.
         meant = query.strip() or " ".join(
@@ -208,8 +218,18 @@ def product_search(
         offers += _by_meaning(scope, meant, exclude=[offer.pk for offer in offers], k=k - len(offers))
     nearest = ""
     if not offers:
-        nearest = next((c for c in feed_categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
+        nearest = next((c for c in feed_categories if _stems(_leaf(c)) & _stems(" ".join(words))), "")
     return Found(offers, filters, nearest)
+
+
+def _hit(offer: CatalogOffer) -> bool:
+    """Whether the narrowing words found this offer (0 or 1, annotated by the query; absent when
+    there were none)."""
+    return bool(offer.__dict__.get("hit"))
+
+
+def _leaf(category: str) -> str:
+    return category.rsplit("/", 1)[-1]
 
 
 def _own(named: tuple[str, ...], feed: list[str]) -> tuple[str, ...]:
