@@ -48,7 +48,6 @@ class Named:
 def named(text: str, *, vendors: list[str], categories: list[str]) -> Named:
     """What `text` names of a catalog with these `vendors` and `categories` (the feed's own)."""
     text = _clean(text)[:MAX_CHARS]
-    asked = lemmas.words(text)
     question = lemmas.keys_of(text)
     found_vendors = tuple(v for v in vendors if _names(v, question))
     found_categories = tuple(c for c in categories if _names_any(_leaf(c), question))
@@ -58,9 +57,17 @@ def named(text: str, *, vendors: list[str], categories: list[str]) -> Named:
         if _CYRILLIC.search(text) and len(word) > 1 and not (lemmas.keys_of(word) & taken)
         and word.casefold() not in lemmas.STOP
     ))
-    shows = (any(lemmas.keys(word) & _SHOW_LEMMAS for word in asked) or bool(_HAVE.search(text))) \
-        and not _HOW.search(text)
-    return Named(found_vendors, found_categories, strangers[:5], shows)
+    return Named(found_vendors, found_categories, strangers[:5], asks_to_show(text))
+
+
+def asks_to_show(text: str) -> bool:
+    """The visitor asks to be shown goods («покажите чайники», «а чайники Bosch есть?»), not about
+    something («как посмотреть…», «где…»). Reads the text alone: the chain asks it before it
+    reads the catalog's names."""
+    text = _clean(text)[:MAX_CHARS]
+    if _HOW.search(text):
+        return False
+    return bool(_HAVE.search(text)) or any(lemmas.keys(word) & _SHOW_LEMMAS for word in lemmas.words(text))
 
 
 def _clean(text: str) -> str:

@@ -91,7 +91,9 @@ def product_answer(
     question (by the rules, or by the model over a plain question without a source), or a bot
     without a catalog, or no match while the model answered from a page (that answer goes on).
     `model` None: no model at all, so code reads whether a plain question asks for goods."""
-    unread = model is None and intent == "question"
+    # No model to read a plain question: code reads it, when it asks to be shown goods (the text
+    # alone first, so most questions cost nothing here).
+    unread = model is None and intent == "question" and catalog_words.asks_to_show(text)
     model = model or ModelView()
     # The rules guard against a false product: a request for a manual stays a question.
     raised = (intent == "question" and model.intent == "product" and model.cited is None
@@ -102,7 +104,7 @@ def product_answer(
         return None
     vendors, categories = products.facets(bot)
     named = catalog_words.named(text, vendors=vendors, categories=categories)
-    if unread and not (named.catalog and named.asks_to_show and not intents.is_document_request(text)):
+    if unread and not (named.catalog and not intents.is_document_request(text)):
         return None
     found = products.product_search(bot=bot, text=text, k=CARDS, query=model.product_query, vendors=named.vendors,
                                     categories=named.categories, names=named.strangers)

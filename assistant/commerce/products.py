@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final
@@ -49,8 +50,19 @@ _ASKING: Final = frozenset(
     "можно купить найти посоветуйте сколько стоит стоят цена цены рублей руб тысяч тыс наличии до от "
     "дешевле дороже не больше меньше пределах максимум минимум что чтобы для товар товары товаров товара".split()
 )
-_STEM: Final = snowballstemmer.stemmer("russian")
-_ASKING_STEMS: Final = frozenset(_STEM.stemWord(w) for w in _ASKING)
+_local = threading.local()
+
+
+def _stem(word: str) -> str:
+    """The word's Russian stem, by this thread's stemmer: a snowball stemmer keeps the word it works
+    on in itself, so one shared by the chat's worker threads garbles words (see chat/lemmas.py)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = snowballstemmer.stemmer("russian")
+    return str(stemmer.stemWord(word))
+
+
+_ASKING_STEMS: Final = frozenset(_stem(w) for w in _ASKING)
 FACETS_SECONDS: Final = 300  # the bot's vendor and category names, cached; an import refreshes them
 
 
@@ -101,7 +113,7 @@ def _amount(number: str, scale: str | None) -> Decimal:
 
 @functools.lru_cache(maxsize=8192)
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(_STEM.stemWord(w.casefold()) for w in _WORD.findall(text))
+    return frozenset(_stem(w.casefold()) for w in _WORD.findall(text))
 
 
 def facets_key(bot_id: int) -> str:
@@ -188,7 +200,7 @@ def product_search(
     for name in filters.names:
         scope &= Q(search_vector=SearchQuery(name, config="russian", search_type="plain"))
     vendor_stems = _stems(" ".join(filters.vendors))
-    words = [w for w in filters.words if _STEM.stemWord(w) not in vendor_stems and w not in filters.names]
+    words = [w for w in filters.words if _stem(w) not in vendor_stems and w not in filters.names]
     queryset = CatalogOffer.objects.filter(scope)
     if words and not filters.categories:
         matched = SearchQuery(words[0], config="russian", search_type="plain")
@@ -198,7 +210,7 @@ def product_search(
         queryset = queryset.order_by("-rank", "price", "id")
     elif not (filters.applied() or words):
         return Found([], filters)  # nothing to go by: no offers rather than arbitrary ones
-    elif narrowing := [w for w in words if _STEM.stemWord(w) not in _stems(" ".join(map(_leaf, filters.categories)))]:
+    elif narrowing := [w for w in words if _stem(w) not in _stems(" ".join(map(_leaf, filters.categories)))]:
         # A category and more words («робот-пылесос», «чайник из стекла»): the offers the words find
         # first, and only them when there are any; else the category's own order.
         matched = SearchQuery(narrowing[0], config="russian", search_type="plain")
@@ -214,7 +226,7 @@ def product_search(
     if len(offers) < k and words and not filters.categories:  # the words' meaning finds the rest
         # The vendor is a filter already: its name in the query would pull any of its offers near.
         meant = query.strip() or " ".join(
-            w for w in _WORD.findall(text) if _STEM.stemWord(w.casefold()) not in vendor_stems)
+            w for w in _WORD.findall(text) if _stem(w.casefold()) not in vendor_stems)
         offers += _by_meaning(scope, meant, exclude=[offer.pk for offer in offers], k=k - len(offers))
     nearest = ""
     if not offers:

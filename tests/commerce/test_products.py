@@ -111,3 +111,22 @@ def test_prices_read_from_the_question(text, low, high):
     filters = read_filters(text, vendors=[], categories=[])
     assert (str(filters.price_min) if filters.price_min is not None else None) == low
     assert (str(filters.price_max) if filters.price_max is not None else None) == high
+
+
+def test_filters_read_alike_in_every_thread():
+    """Snowball stemmers keep state: the chat's worker threads each get their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assistant.commerce import products
+
+    categories = ["Техника для дома / Пылесосы", "Кухонная техника / Чайники"]
+    texts = [f"{word} {brand} до {n}000" for n in range(30) for word, brand in
+             (("пылесосы", "Вихрь"), ("чайниками", "Ключ"), ("стеклянного", "Смерч"))]
+    products._stems.cache_clear()
+
+    def read(text):
+        return read_filters(text, vendors=["Вихрь", "Ключ", "Смерч"], categories=categories)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(read, texts * 4))
+    assert got == [read(text) for text in texts] * 4
