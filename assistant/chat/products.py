@@ -10,6 +10,9 @@ What must stay true:
   only facts of the cards (names, prices, «в наличии»), the entry it cited and the bot's own name
   and site; an introduction that states anything else is replaced by the canned one.
 - No match is said honestly, with the link of the category the words point to, when there is one.
+- Without a model, code reads what a plain question names of the catalog (catalog_words.py): a
+  request to be shown goods («покажите чайники Bosch») that names the feed's vendor or category
+  goes to the catalog; a question about something («как выбрать чайник?») stays a question.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Final
 
 from assistant.behavior import hours, intents
 from assistant.bots.models import Bot
-from assistant.chat import checks, facts, prompt, replies
+from assistant.chat import catalog_words, checks, facts, prompt, replies
 from assistant.commerce import products
 
 CARDS: Final = 3  # cards under one answer: more would not fit the widget's column
@@ -86,16 +89,25 @@ def product_answer(
 ) -> ProductAnswer | None:
     """The reply of the product route, or None when this message is not for it: not a product
     question (by the rules, or by the model over a plain question without a source), or a bot
-    without a catalog, or no match while the model answered from a page (that answer goes on)."""
+    without a catalog, or no match while the model answered from a page (that answer goes on).
+    `model` None: no model at all, so code reads whether a plain question asks for goods."""
+    # No model to read a plain question: code reads it, when it asks to be shown goods (the text
+    # alone first, so most questions cost nothing here).
+    unread = model is None and intent == "question" and catalog_words.asks_to_show(text)
     model = model or ModelView()
     # The rules guard against a false product: a request for a manual stays a question.
     raised = (intent == "question" and model.intent == "product" and model.cited is None
               and not intents.is_document_request(text))
-    if intent != "product" and not raised:
+    if intent != "product" and not raised and not unread:
         return None
     if not products.has_catalog(bot):
         return None
-    found = products.product_search(bot=bot, text=text, k=CARDS, query=model.product_query)
+    vendors, categories = products.facets(bot)
+    named = catalog_words.named(text, vendors=vendors, categories=categories)
+    if unread and not (named.catalog and not intents.is_document_request(text)):
+        return None
+    found = products.product_search(bot=bot, text=text, k=CARDS, query=model.product_query, vendors=named.vendors,
+                                    categories=named.categories, names=named.strangers)
     meta: dict[str, Any] = {"filters": found.filters.applied(), "product_query": bool(model.product_query.strip())}
     if not found.offers:
         if model.cited is not None and model.answer:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final
@@ -25,7 +26,7 @@ import snowballstemmer
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, IntegerField, Q, Value, When
 from django.db.models.expressions import RawSQL
 
 from assistant.bots.models import Bot
@@ -47,10 +48,21 @@ _WORD: Final = re.compile(r"[^\W\d_]{2,}", re.U)
 _ASKING: Final = frozenset(
     "есть ли у вас вы а какой какая какие какое нужен нужна нужно нужны хочу ищу подскажите покажите "
     "можно купить найти посоветуйте сколько стоит стоят цена цены рублей руб тысяч тыс наличии до от "
-    "дешевле дороже не больше меньше пределах максимум минимум что чтобы для".split()
+    "дешевле дороже не больше меньше пределах максимум минимум что чтобы для товар товары товаров товара".split()
 )
-_STEM: Final = snowballstemmer.stemmer("russian")
-_ASKING_STEMS: Final = frozenset(_STEM.stemWord(w) for w in _ASKING)
+_local = threading.local()
+
+
+def _stem(word: str) -> str:
+    """The word's Russian stem, by this thread's stemmer: a snowball stemmer keeps the word it works
+    on in itself, so one shared by the chat's worker threads garbles words (see chat/lemmas.py)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = snowballstemmer.stemmer("russian")
+    return str(stemmer.stemWord(word))
+
+
+_ASKING_STEMS: Final = frozenset(_stem(w) for w in _ASKING)
 FACETS_SECONDS: Final = 300  # the bot's vendor and category names, cached; an import refreshes them
 
 
@@ -62,6 +74,7 @@ class Filters:
     vendors: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     words: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # names every offer shown must have (a brand that is no vendor of the feed)
 
     def applied(self) -> dict[str, Any]:
         shown: dict[str, Any] = {}
@@ -75,6 +88,8 @@ class Filters:
             shown["vendors"] = list(self.vendors)
         if self.categories:
             shown["categories"] = list(self.categories)
+        if self.names:
+            shown["names"] = list(self.names)
         return shown
 
 
@@ -98,7 +113,7 @@ def _amount(number: str, scale: str | None) -> Decimal:
 
 @functools.lru_cache(maxsize=8192)
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(_STEM.stemWord(w.casefold()) for w in _WORD.findall(text))
+    return frozenset(_stem(w.casefold()) for w in _WORD.findall(text))
 
 
 def facets_key(bot_id: int) -> str:
@@ -152,14 +167,21 @@ def read_filters(text: str, *, vendors: list[str], categories: list[str]) -> Fil
     return Filters(price_min, price_max, in_stock, named_vendors, named_categories, words[:12])
 
 
-def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found:
+def product_search(
+    *, bot: Bot, text: str, k: int = 3, query: str = "", vendors: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (), names: tuple[str, ...] = (),
+) -> Found:
     """The best `k` offers of the bot's catalog for `text` (cheapest first among equal matches).
     `query` (the model's `product_query`) adds words, vendors and categories to look for; the price
-    range and «в наличии» are read from the visitor's `text` alone, never from a model."""
-    vendors, categories = facets(bot)
-    filters = read_filters(text, vendors=vendors, categories=categories)
+    range and «в наличии» are read from the visitor's `text` alone, never from a model. `vendors`
+    and `categories` (of the feed's own) are the ones the caller read from `text` by word form
+    («Вихрем», «кофеварку»); `names` must each be in an offer's text (a brand the feed may lack)."""
+    feed_vendors, feed_categories = facets(bot)
+    filters = read_filters(text, vendors=feed_vendors, categories=feed_categories)
+    filters = replace(filters, vendors=_union(filters.vendors, _own(vendors, feed_vendors)),
+                      categories=_union(filters.categories, _own(categories, feed_categories)), names=names[:5])
     if query.strip():
-        extra = read_filters(query, vendors=vendors, categories=categories)
+        extra = read_filters(query, vendors=feed_vendors, categories=feed_categories)
         filters = replace(
             filters, vendors=_union(filters.vendors, extra.vendors),
             categories=_union(filters.categories, extra.categories), words=_union(filters.words, extra.words)[:12],
@@ -175,7 +197,10 @@ def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found
         scope &= Q(vendor__in=filters.vendors)
     if filters.categories:
         scope &= Q(category__in=filters.categories)
-    words = [w for w in filters.words if not any(w in v.casefold() for v in filters.vendors)]
+    for name in filters.names:
+        scope &= Q(search_vector=SearchQuery(name, config="russian", search_type="plain"))
+    vendor_stems = _stems(" ".join(filters.vendors))
+    words = [w for w in filters.words if _stem(w) not in vendor_stems and w not in filters.names]
     queryset = CatalogOffer.objects.filter(scope)
     if words and not filters.categories:
         matched = SearchQuery(words[0], config="russian", search_type="plain")
@@ -185,15 +210,44 @@ def product_search(*, bot: Bot, text: str, k: int = 3, query: str = "") -> Found
         queryset = queryset.order_by("-rank", "price", "id")
     elif not (filters.applied() or words):
         return Found([], filters)  # nothing to go by: no offers rather than arbitrary ones
+    elif narrowing := [w for w in words if _stem(w) not in _stems(" ".join(map(_leaf, filters.categories)))]:
+        # A category and more words («робот-пылесос», «чайник из стекла»): the offers the words find
+        # first, and only them when there are any; else the category's own order.
+        matched = SearchQuery(narrowing[0], config="russian", search_type="plain")
+        for word in narrowing[1:]:
+            matched |= SearchQuery(word, config="russian", search_type="plain")
+        hit = Case(When(search_vector=matched, then=Value(1)), default=Value(0), output_field=IntegerField())
+        queryset = queryset.annotate(hit=hit).order_by("-hit", "-available", "price", "id")
     else:
         queryset = queryset.order_by("-available", "price", "id")
     offers = list(queryset.defer(*_UNSHOWN)[:k])
+    if offers and _hit(offers[0]):
+        offers = [offer for offer in offers if _hit(offer)]
     if len(offers) < k and words and not filters.categories:  # the words' meaning finds the rest
-        offers += _by_meaning(scope, query.strip() or text, exclude=[offer.pk for offer in offers], k=k - len(offers))
+        # The vendor is a filter already: its name in the query would pull any of its offers near.
+        meant = query.strip() or " ".join(
+            w for w in _WORD.findall(text) if _stem(w.casefold()) not in vendor_stems)
+        offers += _by_meaning(scope, meant, exclude=[offer.pk for offer in offers], k=k - len(offers))
     nearest = ""
     if not offers:
-        nearest = next((c for c in categories if _stems(c.rsplit("/", 1)[-1]) & _stems(" ".join(words))), "")
+        nearest = next((c for c in feed_categories if _stems(_leaf(c)) & _stems(" ".join(words))), "")
     return Found(offers, filters, nearest)
+
+
+def _hit(offer: CatalogOffer) -> bool:
+    """Whether the narrowing words found this offer (0 or 1, annotated by the query; absent when
+    there were none)."""
+    return bool(offer.__dict__.get("hit"))
+
+
+def _leaf(category: str) -> str:
+    return category.rsplit("/", 1)[-1]
+
+
+def _own(named: tuple[str, ...], feed: list[str]) -> tuple[str, ...]:
+    """Only the feed's own names: a caller's reading never adds a vendor or category the feed lacks."""
+    known = set(feed)
+    return tuple(name for name in named if name in known)
 
 
 def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:

@@ -61,6 +61,25 @@ def test_words_match_names_first(shop_catalog):
     assert _ids(product_search(bot=shop_catalog, text="робот"))[0] == "v3"
 
 
+def test_more_words_than_the_category_narrow_it_when_they_find_offers(shop_catalog):
+    assert _ids(product_search(bot=shop_catalog, text="покажите робот-пылесос")) == ["v3"]
+    assert _ids(product_search(bot=shop_catalog, text="пылесос циклонный")) == ["v1"]
+    # words no offer of the category has leave the category's own order
+    assert _ids(product_search(bot=shop_catalog, text="пылесос хороший до 15 000")) == ["v1", "v2"]
+
+
+def test_vendors_and_categories_read_by_word_form_are_added_only_when_the_feed_has_them(shop_catalog):
+    found = product_search(bot=shop_catalog, text="пылесосы Вихря", vendors=("Вихрь", "Bosch"),
+                           categories=("Холодильники",))
+    assert found.filters.vendors == ("Вихрь",) and _ids(found) == ["v1", "v3"]
+
+
+def test_a_name_the_feed_lacks_finds_no_offer_instead_of_any_of_the_category(shop_catalog):
+    found = product_search(bot=shop_catalog, text="пылесос Dyson", names=("dyson",))
+    assert found.offers == [] and found.nearest_category == "Техника для дома / Пылесосы"
+    assert _ids(product_search(bot=shop_catalog, text="пылесос Вихрь 100", names=("100",))) == ["v1"]
+
+
 def test_no_match_names_the_nearest_category_and_nothing_else(shop_catalog):
     found = product_search(bot=shop_catalog, text="пылесос до 500 рублей")
     assert found.offers == [] and found.nearest_category == "Техника для дома / Пылесосы"
@@ -92,3 +111,22 @@ def test_prices_read_from_the_question(text, low, high):
     filters = read_filters(text, vendors=[], categories=[])
     assert (str(filters.price_min) if filters.price_min is not None else None) == low
     assert (str(filters.price_max) if filters.price_max is not None else None) == high
+
+
+def test_filters_read_alike_in_every_thread():
+    """Snowball stemmers keep state: the chat's worker threads each get their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assistant.commerce import products
+
+    categories = ["Техника для дома / Пылесосы", "Кухонная техника / Чайники"]
+    texts = [f"{word} {brand} до {n}000" for n in range(30) for word, brand in
+             (("пылесосы", "Вихрь"), ("чайниками", "Ключ"), ("стеклянного", "Смерч"))]
+    products._stems.cache_clear()
+
+    def read(text):
+        return read_filters(text, vendors=["Вихрь", "Ключ", "Смерч"], categories=categories)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(read, texts * 4))
+    assert got == [read(text) for text in texts] * 4

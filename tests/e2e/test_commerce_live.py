@@ -45,7 +45,7 @@ def shop(live_app: str, shop_factory: ShopFactory, django_db_blocker: DjangoDbBl
         bot.site_url, bot.allowed_origins = f"{origin}/", [origin]
         bot.save(update_fields=["site_url", "allowed_origins"])
         run = catalog.catalog_import_url(bot=bot, url=f"{origin}/market.xml").run
-        assert (run.status, run.added) == ("done", 8), run.message
+        assert (run.status, run.added) == ("done", 10), run.message
         order_endpoint_configure(bot=bot, url_template=api.template, status_pointer="/status",
                                  date_pointer="/delivery/date", tracking_pointer="/tracking_url")
         rule = InvitationRule.objects.create(bot=bot, name="Пылесосы", text=INVITATION, url_pattern="/catalog/*",
@@ -160,3 +160,20 @@ def test_a_product_nobody_sells_gets_an_honest_answer_with_the_category_link(pag
     expect(answer.locator(".cards")).to_have_count(0)
     expect(answer.locator(".src a")).to_have_attribute("href", f"{shop['shop']}/catalog/home/")
     expect(answer.get_by_role("button", name="Позвать оператора")).to_be_visible()
+
+
+def test_show_me_bosch_kettles_without_a_model_gives_the_bosch_cards(page: Page, shop, shots: Path):
+    page.goto(f"{shop['shop']}/catalog/kitchen/")
+    widget = Widget(page)
+    widget.open()
+    widget.ask("покажите чайники Bosch")
+    answer = widget.last("bot")
+    expect(answer.locator(".bubble")).to_have_text("Вот что нашлось в каталоге:", timeout=30000)
+    cards = answer.locator(".cards a.card")
+    expect(cards).to_have_count(2)
+    expect(cards.nth(0).locator(".name")).to_have_text("Чайник Bosch TWK3A011, 1,7 л")
+    expect(cards.nth(0).locator(".prices")).to_contain_text("2\u00a0990\u00a0₽")
+    expect(cards.nth(0).locator(".stock")).to_have_text("В наличии")
+    expect(cards.nth(1).locator(".name")).to_have_text("Чайник Bosch TWK7203 с выбором температуры")
+    expect(cards.nth(1).locator(".stock")).to_have_text("Нет в наличии")
+    page.screenshot(path=str(shots / "chat-products-without-model.png"))
