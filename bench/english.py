@@ -161,7 +161,7 @@ def main() -> None:
     with todays_search():
         before, before_times = measure(sets, bots)
     after, after_times = measure(sets, bots)
-    rows = [[name, before[name], after[name]] for name in before]
+    rows: list[list[Any]] = [[name, before[name], after[name]] for name in before]
     rows.append(["turn p50, ms (every question above)", round(statistics.median(before_times), 1),
                  round(statistics.median(after_times), 1)])
     print(common.machine())
