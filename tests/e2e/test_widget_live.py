@@ -156,12 +156,12 @@ def test_an_english_visitor_reads_english_labels_and_the_russian_page_under_an_e
     expect(answer.locator(".src")).to_contain_text("Source: ")
     expect(answer.locator(".bubble")).to_contain_text("Here is what our site says (in Russian):")
     expect(answer.get_by_role("button", name="Helpful", exact=True)).to_be_visible()
+    shoot(page, shots, "widget-english.png")
 
     widget.ask("Who wrote War and Peace?")
     refusal = widget.messages("bot").nth(1)
     expect(refusal.locator(".bubble")).to_contain_text("Sorry, I do not have an exact answer to that.", timeout=30000)
     expect(refusal.get_by_role("button", name="Call an operator")).to_be_visible()
-    shoot(page, shots, "widget-english.png")
 
 
 def test_the_widget_turns_to_the_language_the_visitor_writes_in(page: Page, shop: str):
