@@ -14,7 +14,11 @@ true:
   (migration 0006: half precision), otherwise PostgreSQL silently falls back to an exact scan;
   the cosine every candidate is scored with is computed in full precision from the stored vector;
 - the score means the same thing for every question, because `Bot.match_threshold` and
-  `Bot.confidence_threshold` are thresholds on it.
+  `Bot.confidence_threshold` are thresholds on it;
+- a question in another language than the bot's knowledge («How much does delivery in Moscow
+  cost?» to a Russian shop) is scored on its meaning: its words cannot meet the site's, so the
+  lexical side may add to its score but never sink it, and its vector is read on the scale of
+  cross-language cosines (`cross_language_relevance`).
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ import numpy as np
 from django.db import connection, transaction
 
 from assistant.bots.models import Bot
-from knowledge import paraphrase
-from knowledge.embeddings import COSINE_RANGE, DIMENSIONS, get_embedder
+from knowledge import languages, paraphrase
+from knowledge.embeddings import COSINE_RANGE, CROSS_LANGUAGE_COSINE_RANGE, DIMENSIONS, get_embedder
 from knowledge.models import Entry
 from knowledge.paraphrase import Judgement, WordingSignal
 
@@ -111,6 +115,7 @@ class Signals:
     answer_lexemes: frozenset[str] = frozenset()  # a correction's lexemes (question and answer)
     # A correction's standing for this question (knowledge/paraphrase.py): None until judged.
     judgement: Judgement | None = None
+    across: bool = False  # the question is in another language than the bot's knowledge (per query)
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,8 @@ def search_entries(
     embedder = get_embedder(model_key)
     vector = embedder.query(query) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
     signals = corrections_judged(query, *fetch_signals(bot.pk, query, vector, model_key=embedder.key))
+    if languages.across(query, bot.language):
+        signals = [replace(s, across=True) for s in signals]
     # Scores first, components only for the k shown: the same order and scores as fusing all.
     scored = sorted(signals, key=lambda s: (-score_of(s, model_key=embedder.key, fix_bonus=bot.fix_bonus), s.entry_id))
     return [fuse(s, model_key=embedder.key, fix_bonus=bot.fix_bonus) for s in scored[:k]]
@@ -221,6 +228,18 @@ def score_of(s: Signals, *, model_key: str, fix_bonus: float) -> float:
     return _fusion(s, model_key=model_key, fix_bonus=fix_bonus)[0]
 
 
+def cross_language_relevance(cosine: float | None, model_key: str) -> float:
+    """A question in another language than the passage meets it only through the multilingual
+    vectors, and their cross-language cosines run lower (e5-small: an English question and the
+    Russian passage answering it 0.80..0.87, against 0.74..0.88 within one language): the cosine
+    rescaled through the model's cross-language floor and ceiling. Measured on English questions to
+    the demo shop and the VK Cloud docs (bench/english.py, docs/benchmarks.md)."""
+    if cosine is None:
+        return 0.0
+    low, high = CROSS_LANGUAGE_COSINE_RANGE.get(model_key, COSINE_RANGE[model_key])
+    return min(1.0, max(0.0, (cosine - low) / (high - low)))
+
+
 def relevance_of(s: Signals, vector: float) -> float:
     """The three signals fused. An entry stored a moment ago may have no vector yet (they fill in
     behind the crawl): it is scored on the signals it has, their weights rescaled to sum to 1,
@@ -236,11 +255,15 @@ def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, flo
     """(rounded score, vector term, relevance, entry factor, bonus): the one place the formula lives."""
     vector = rescale_cosine(s.cosine, model_key)
     relevance = relevance_of(s, vector)
+    if s.across:  # the words may add (a Latin name the site uses: «SSO», «VK Cloud»), never sink it
+        vector = cross_language_relevance(s.cosine, model_key)
+        relevance = max(relevance, vector)
     priority = _has_priority(s)
     # A correction that is not this question's paraphrase is one more owner answer, no more.
     weight = s.weight if priority or s.kind not in BONUS_KINDS else min(s.weight, ORDINARY_ANSWER_WEIGHT)
     factor = entry_factor(weight, s.review_needed)
-    novelty = 1.0 - UNKNOWN_PENALTY * s.unknown
+    # Words of another language are unknown to the bot's texts because of the language, not the topic.
+    novelty = 1.0 if s.across else 1.0 - UNKNOWN_PENALTY * s.unknown
     bonus = fix_bonus if priority else 0.0
     return round(min(1.0, relevance * factor * novelty + bonus), 4), vector, relevance, factor, bonus
 
@@ -254,6 +277,7 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
         "weight": s.weight,
         "entry_factor": round(factor, 4), "review_penalty": REVIEW_PENALTY if s.review_needed else 0.0,
         "unknown": round(s.unknown, 4), "fix_bonus": bonus, "embedded": float(s.cosine is not None),
+        "across": float(s.across),
     }
     if s.judgement is not None:
         components["paraphrase"] = round(s.judgement.cosine, 4)

@@ -46,14 +46,17 @@ _ASKS: Final[tuple[tuple[re.Pattern[str], frozenset[str]], ...]] = (
     (re.compile(r"\b(?:телефон\w*|номер\w*\s+(?:для\s+)?(?:звонк|телефон|горяч)\w*|позвонить|phone)\b", _FLAGS),
      frozenset({facts.PHONE})),
     (re.compile(r"\b(?:сколько\s+(?:стоит|стоят|стоить|будет\s+стоить|платить|денег|рублей)|стоимост\w*|цен[аыуе]\b"
-                r"|почем|почём|доплат\w*|во\s+сколько\s+обойд\w*|how\s+much)", _FLAGS), frozenset({facts.PRICE})),
-    (re.compile(r"\b(?:процент\w*|какую\s+часть|какая\s+часть|какой\s+частью|как\w*\s+дол[яиюе])\b", _FLAGS),
+                r"|почем|почём|доплат\w*|во\s+сколько\s+обойд\w*|how\s+much|costs?\b|price)", _FLAGS),
+     frozenset({facts.PRICE})),
+    (re.compile(r"\b(?:процент\w*|какую\s+часть|какая\s+часть|какой\s+частью|как\w*\s+дол[яиюе]|percent\w*"
+                r"|what\s+(?:share|part))\b", _FLAGS),
      frozenset({facts.PERCENT})),
     (re.compile(r"\b(?:сколько\s+(?:дней|недель|месяцев|лет|минут|часов|времени|действует|хранится|длится"
                 r"|занимает|ид[её]т|ждать)|через\s+сколько|как\s+долго|какой\s+срок|в\s+течение\s+какого"
-                r"|на\s+сколько\s+(?:дней|месяцев|лет)|how\s+long)", _FLAGS), frozenset({facts.TERM})),
-    (re.compile(r"\b(?:до\s+скольки|во\s+сколько(?!\s+обойд)|с\s+какого\s+времени|в\s+какое\s+время|часы\s+работы)",
-                _FLAGS), frozenset({facts.TIME})),
+                r"|на\s+сколько\s+(?:дней|месяцев|лет)|how\s+long|how\s+many\s+(?:days|weeks|months|years))", _FLAGS),
+     frozenset({facts.TERM})),
+    (re.compile(r"\b(?:до\s+скольки|во\s+сколько(?!\s+обойд)|с\s+какого\s+времени|в\s+какое\s+время|часы\s+работы"
+                r"|what\s+time|opening\s+hours|working\s+hours)", _FLAGS), frozenset({facts.TIME})),
 )
 
 

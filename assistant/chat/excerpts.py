@@ -12,6 +12,13 @@ A list item is shown after what makes it an answer, and never after items that d
 sentence that opens the list («Не принимаются обратно товары из следующих групп:») or else the
 entry's heading («Условия возврата:»), then the item, then the items after it.
 
+A question in another language than the entry («How much does delivery in Moscow cost?» to a
+Russian page) shares no word with it but names written in Latin letters: search chose the entry by
+its meaning (the multilingual vector picks the section, knowledge/search.py), and within it the
+unit shown is the one that states the kind of fact asked for ("how much" asks for a price, "how
+long" for a term: asked.py), else the section's first one, its general rule. The chain puts one line
+in the visitor's language above it saying the page is in another (replies "excerpt_lead").
+
 What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
 word, with an ellipsis); a unit without words («6.4.», «1)», «—») is never shown on its own: it
 is glued to the unit it numbers; a list item is never the first line when the list has a lead or

@@ -8,11 +8,11 @@ particular cases of bad_frame and invalid_field)."""
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from assistant.bots.models import Bot
 from assistant.voice import effective as voice
+from knowledge import languages
 
 OPERATOR_BUTTON_ID: Final = "operator"
 # Opens the contact form in the widget itself (never sent to the server as a button frame).
@@ -281,10 +281,6 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
 }
 
 
-_CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
-_LATIN: Final = re.compile(r"[a-z]", re.IGNORECASE)
-
-
 def bot_language(bot: Bot) -> str:
     return bot.language if bot.language in TEXTS else "ru"
 
@@ -292,14 +288,7 @@ def bot_language(bot: Bot) -> str:
 language = bot_language  # the name callers used before replies had languages per message
 
 
-def text_language(text: str) -> str | None:
-    """"en" or "ru" when the letters of `text` are clearly one or the other, else None («ok», «5»)."""
-    latin, cyrillic = len(_LATIN.findall(text)), len(_CYRILLIC.findall(text))
-    if latin >= 3 and latin > 2 * cyrillic:
-        return "en"
-    if cyrillic >= 3 and cyrillic > 2 * latin:
-        return "ru"
-    return None
+text_language = languages.text_language  # "en", "ru" or None (too few letters, or mixed ones)
 
 
 def reply_language(bot: Bot, text: str) -> str:

@@ -3,7 +3,10 @@
  *   <script src="https://APP/static/assistant/widget.js" data-bot="PUBLIC_KEY" async></script>
  * Optional attributes: data-lang="en" or "ru" (the interface language; without it the widget follows the
  * page's own <html lang>: "en…" gives English, anything else Russian; the snippet of an English bot carries
- * data-lang="en"), data-title="Header text".
+ * data-lang="en"), data-title="Header text". The visitor's own language comes first (`chooseLanguage`):
+ * a browser whose first language is English gets English, and the widget turns to the language of
+ * what the visitor writes (English or Russian, told by its letters as the server does:
+ * knowledge/languages.py), remembered for their next pages.
  *
  * What must stay true:
  * - Everything lives in an open Shadow DOM: the shop's CSS cannot break the widget and ours
@@ -26,8 +29,6 @@
   if (!script || !script.getAttribute("data-bot")) return;
 
   const BOT = script.getAttribute("data-bot");
-  const LANG = (script.getAttribute("data-lang") || document.documentElement.lang || "ru").toLowerCase()
-    .startsWith("en") ? "en" : "ru";
   const SRC = new URL(script.src, location.href);
   // The app may be mounted under a path prefix: keep everything before /static/.
   const APP_PATH = SRC.pathname.split("/static/")[0];
@@ -114,7 +115,8 @@
       },
     },
   };
-  const T = TEXTS[LANG];
+  let lang = "ru"; // chooseLanguage() at start, setLanguage() when the visitor writes in the other one
+  let T = TEXTS[lang];
 
   const ICONS = {
     chat: "M20 2H4a2 2 0 0 0-2 2v18l4-4h14a2 2 0 0 0 2-2V4a2 2 0 0 0-2-2zM6 9h12v2H6zm8 5H6v-2h8zm4-6H6V6h12z",
@@ -251,6 +253,62 @@ a.card:hover{border-color:var(--accent)}
     return node;
   }
 
+  // A text of the interface, marked on its node (data-t="text=hello" or "aria-label=close
+  // placeholder=placeholder": where each text goes, and its key) so that a change of language
+  // relabels every such node, messages included (`setLanguage`).
+  function label(node, key, attr) {
+    const marks = (node.getAttribute("data-t") || "").split(" ").filter((m) => m && !m.startsWith((attr || "text") + "="));
+    marks.push((attr || "text") + "=" + key);
+    node.setAttribute("data-t", marks.join(" "));
+    relabel(node);
+    return node;
+  }
+
+  function relabel(node) {
+    (node.getAttribute("data-t") || "").split(" ").forEach((mark) => {
+      const [attr, key] = mark.split("=");
+      const text = T[key];
+      if (text == null) return;
+      if (attr === "text") node.textContent = text;
+      else node.setAttribute(attr, text);
+    });
+  }
+
+  function languageOf(value) {
+    const v = String(value || "").toLowerCase();
+    return v.startsWith("en") ? "en" : v.startsWith("ru") ? "ru" : "";
+  }
+
+  // The same rule as the server's (knowledge/languages.py): at least 3 letters of one alphabet and
+  // more than twice the other's; "" for «ok», «5», emoji or mixed letters.
+  function textLanguage(text) {
+    const latin = (String(text).match(/[a-z]/gi) || []).length;
+    const cyrillic = (String(text).match(/[а-яё]/gi) || []).length;
+    if (latin >= 3 && latin > 2 * cyrillic) return "en";
+    if (cyrillic >= 3 && cyrillic > 2 * latin) return "ru";
+    return "";
+  }
+
+  // The visitor's language first: the one they last wrote in here, then English when their browser
+  // asks for it first; then the owner's data-lang, the page's <html lang>, Russian.
+  function chooseLanguage() {
+    const written = languageOf(store.get("lang"));
+    if (written) return written;
+    const asked = (navigator.languages && navigator.languages[0]) || navigator.language;
+    if (languageOf(asked) === "en") return "en";
+    return languageOf(script.getAttribute("data-lang")) || languageOf(document.documentElement.lang) || "ru";
+  }
+
+  function setLanguage(next) {
+    if (!TEXTS[next] || next === lang) return;
+    lang = next;
+    T = TEXTS[lang];
+    if (!ui.root) return;
+    ui.root.setAttribute("lang", lang);
+    ui.root.querySelectorAll("[data-t]").forEach(relabel);
+    ui.launcher.setAttribute("aria-label", state.open ? T.close : ui.badge.hidden ? T.open : T.open + " (" + T.unread + ")");
+  }
+
   // localStorage can throw (private mode, blocked cookies): the chat then lives for this page only.
   const store = {
     get(name) {
@@ -344,7 +402,7 @@ a.card:hover{border-color:var(--accent)}
     const shadow = host.attachShadow({ mode: "open" });
     const style = el("style", null, STYLES);
     ui.root = el("div", "root");
-    ui.root.setAttribute("lang", LANG);
+    ui.root.setAttribute("lang", lang);
     ui.launcher = buildLauncher();
     ui.panel = buildPanel();
     ui.root.append(ui.launcher, ui.panel);
@@ -385,9 +443,10 @@ a.card:hover{border-color:var(--accent)}
     ui.log = el("div", "log");
     ui.log.setAttribute("role", "log");
     ui.log.setAttribute("aria-live", "polite");
-    ui.log.setAttribute("aria-label", script.getAttribute("data-title") || T.title);
+    if (script.getAttribute("data-title")) ui.log.setAttribute("aria-label", script.getAttribute("data-title"));
+    else label(ui.log, "title", "aria-label");
     ui.log.tabIndex = 0; // lets keyboard users scroll a long history
-    ui.empty = el("p", "empty", T.hello);
+    ui.empty = label(el("p", "empty"), "hello");
     ui.log.appendChild(ui.empty);
     panel.append(buildHeader(), ui.status, ui.log, buildTyping(), ui.notice, buildLead(), buildForm());
     return panel;
@@ -395,9 +454,10 @@ a.card:hover{border-color:var(--accent)}
 
   function buildHeader() {
     const head = el("div", "head");
-    const title = el("h2", null, script.getAttribute("data-title") || T.title);
+    const title = script.getAttribute("data-title") ? el("h2", null, script.getAttribute("data-title"))
+      : label(el("h2"), "title");
     title.id = "spravka-title";
-    const closeBtn = button("icon", T.close, "close");
+    const closeBtn = label(button("icon", T.close, "close"), "close", "aria-label");
     closeBtn.addEventListener("click", close);
     head.append(title, closeBtn);
     return head;
@@ -409,14 +469,15 @@ a.card:hover{border-color:var(--accent)}
     const dots = el("span", "dots");
     dots.setAttribute("aria-hidden", "true");
     dots.append(el("i"), el("i"), el("i"));
-    ui.typingText = el("span", "sr", T.typing);
+    ui.typingText = label(el("span", "sr"), "typing");
     ui.typing.append(dots, ui.typingText);
     return ui.typing;
   }
 
   // The contact form («Оставить контакт»): opened by the lead button, sent as a "lead" frame.
-  function leadField(name, label, type, autocomplete) {
-    const wrap = el("label", null, label);
+  function leadField(name, key, type, autocomplete) {
+    const wrap = el("label");
+    wrap.appendChild(label(el("span"), key));
     const input = el(type === "textarea" ? "textarea" : "input");
     if (type !== "textarea") input.type = type;
     input.name = name;
@@ -437,7 +498,7 @@ a.card:hover{border-color:var(--accent)}
     form.hidden = true;
     form.noValidate = true;
     form.setAttribute("aria-labelledby", "spravka-lead-title");
-    const title = el("h3", null, T.lead_title);
+    const title = label(el("h3"), "lead_title");
     title.id = "spravka-lead-title";
     const consent = el("label", "consent");
     const box = el("input");
@@ -449,14 +510,14 @@ a.card:hover{border-color:var(--accent)}
     consentError.hidden = true;
     ui.leadFields.consent = { input: box, error: consentError };
     const actions = el("div", "actions");
-    const cancel = el("button", null, T.lead_cancel);
+    const cancel = label(el("button"), "lead_cancel");
     cancel.type = "button";
     cancel.addEventListener("click", hideLead);
-    const sendBtn = el("button", null, T.lead_send);
+    const sendBtn = label(el("button"), "lead_send");
     sendBtn.type = "submit";
     actions.append(cancel, sendBtn);
-    form.append(title, leadField("name", T.lead_name, "text", "name"), leadField("phone", T.lead_phone, "tel", "tel"),
-      leadField("email", T.lead_email, "email", "email"), leadField("question", T.lead_question, "textarea"),
+    form.append(title, leadField("name", "lead_name", "text", "name"), leadField("phone", "lead_phone", "tel", "tel"),
+      leadField("email", "lead_email", "email", "email"), leadField("question", "lead_question", "textarea"),
       consent, consentError, actions);
     form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -482,7 +543,7 @@ a.card:hover{border-color:var(--accent)}
     if (!state.leadForm) return showNotice(T.err.lead_unavailable);
     ui.leadConsentText.textContent = String(state.leadForm.consent || "") + " ";
     if (/^https?:\/\//i.test(String(state.leadForm.policy_url || ""))) {
-      const a = el("a", null, T.lead_policy);
+      const a = label(el("a"), "lead_policy");
       a.href = state.leadForm.policy_url;
       a.target = "_blank";
       a.rel = "noopener";
@@ -533,11 +594,11 @@ a.card:hover{border-color:var(--accent)}
     ui.input = el("textarea");
     ui.input.rows = 1;
     ui.input.maxLength = MAX_TEXT;
-    ui.input.placeholder = T.placeholder;
-    ui.input.setAttribute("aria-label", T.input);
+    label(ui.input, "placeholder", "placeholder");
+    label(ui.input, "input", "aria-label");
     ui.input.addEventListener("keydown", onInputKey);
     ui.input.addEventListener("input", autosize);
-    const send = button("send", T.send, "send");
+    const send = label(button("send", T.send, "send"), "send", "aria-label");
     send.type = "submit";
     form.append(ui.input, send);
     form.addEventListener("submit", (e) => {
@@ -602,8 +663,9 @@ a.card:hover{border-color:var(--accent)}
     if (m.id != null) item.setAttribute("data-id", String(m.id));
     if (m.client_msg_id) item.setAttribute("data-cid", String(m.client_msg_id));
     // Screen readers hear who spoke; sighted visitors see it from the bubble's side and colour.
-    const name = role === "operator" && m.author ? String(m.author) : T[role === "visitor" ? "you" : role];
-    const who = el("span", role === "operator" ? "who" : "sr", name + ":");
+    const who = el("span", role === "operator" ? "who" : "sr");
+    if (role === "operator" && m.author) who.textContent = String(m.author) + ":";
+    else who.append(label(el("span"), role === "visitor" ? "you" : role), ":");
     item.append(who, renderText(el("div", "bubble"), m.text || ""));
     renderCards(item, m.cards);
     renderLinks(item, m.links);
@@ -647,16 +709,17 @@ a.card:hover{border-color:var(--accent)}
     if (!Array.isArray(links)) return;
     links.forEach((link) => {
       if (!link || typeof link.url !== "string") return;
-      const line = el("div", "src", T.source);
-      const label = String(link.title || link.url);
+      const line = el("div", "src");
+      line.appendChild(label(el("span"), "source"));
+      const name = String(link.title || link.url);
       if (/^https?:\/\//i.test(link.url)) {
-        const a = el("a", null, label);
+        const a = el("a", null, name);
         a.href = link.url;
         a.target = "_blank";
         a.rel = "noopener";
         line.appendChild(a);
       } else {
-        line.appendChild(document.createTextNode(label));
+        line.appendChild(document.createTextNode(name));
       }
       item.appendChild(line);
     });
@@ -667,7 +730,7 @@ a.card:hover{border-color:var(--accent)}
   function renderCards(item, cards) {
     if (!Array.isArray(cards) || !cards.length) return;
     const list = el("ul", "cards");
-    list.setAttribute("aria-label", T.cards);
+    label(list, "cards", "aria-label");
     cards.forEach((c) => {
       if (!c || typeof c !== "object") return;
       const li = el("li");
@@ -696,14 +759,14 @@ a.card:hover{border-color:var(--accent)}
       const info = el("span", "info");
       info.appendChild(el("span", "name", name));
       const prices = el("span", "prices");
-      prices.append(el("span", "sr", T.price), document.createTextNode(String(c.price_text || "")));
+      prices.append(label(el("span", "sr"), "price"), document.createTextNode(String(c.price_text || "")));
       if (c.old_price_text) {
         const old = el("s", "old");
-        old.append(el("span", "sr", T.old_price), document.createTextNode(String(c.old_price_text)));
+        old.append(label(el("span", "sr"), "old_price"), document.createTextNode(String(c.old_price_text)));
         prices.appendChild(old);
       }
       info.appendChild(prices);
-      info.appendChild(el("span", c.available ? "stock" : "stock out", c.available ? T.in_stock : T.out_of_stock));
+      info.appendChild(label(el("span", c.available ? "stock" : "stock out"), c.available ? "in_stock" : "out_of_stock"));
       card.appendChild(info);
       li.appendChild(card);
       list.appendChild(li);
@@ -727,9 +790,9 @@ a.card:hover{border-color:var(--accent)}
   function renderRating(id, rating) {
     const group = el("div", "rate");
     group.setAttribute("role", "group");
-    group.setAttribute("aria-label", T.rate);
+    label(group, "rate", "aria-label");
     [[1, "up"], [-1, "down"]].forEach(([value, name]) => {
-      const node = button("", T[name], name);
+      const node = label(button("", T[name], name), name, "aria-label");
       node.setAttribute("data-rating", String(value));
       node.setAttribute("aria-pressed", String(rating === value));
       node.addEventListener("click", () => rate(id, value, node));
@@ -791,7 +854,7 @@ a.card:hover{border-color:var(--accent)}
     if (shown) return;
     const node = renderMessage({ role: "visitor", text: p.text, client_msg_id: p.client_msg_id });
     node.classList.add("pending");
-    node.appendChild(el("span", "note", T.sending));
+    node.appendChild(label(el("span", "note"), "sending"));
     ui.log.appendChild(node);
     ui.empty.hidden = true;
   }
@@ -864,6 +927,11 @@ a.card:hover{border-color:var(--accent)}
   function submit() {
     const text = ui.input.value.trim();
     if (!text) return;
+    const written = textLanguage(text); // the server answers in it too (when the bot allows it)
+    if (written) {
+      store.set("lang", written);
+      setLanguage(written);
+    }
     const p = { client_msg_id: uuid(), text: text };
     state.pending.push(p);
     savePending();
@@ -1083,7 +1151,7 @@ a.card:hover{border-color:var(--accent)}
       return T.err.rate_limited.replace("{n}", String(Math.ceil(Number(f.retry_after) || 1)));
     }
     // handoff_unavailable carries the company's own contacts: show the server's text as is.
-    if (f.message && (LANG === "ru" || f.code === "handoff_unavailable")) return String(f.message);
+    if (f.message && (lang === "ru" || f.code === "handoff_unavailable")) return String(f.message);
     return T.err[f.code] || T.err.other;
   }
 
@@ -1214,7 +1282,7 @@ a.card:hover{border-color:var(--accent)}
       if (!ui.log.querySelector(".msg")) ui.empty.textContent = text; // the chat opens with the invitation's words
       open();
     });
-    const dismiss = button("icon", T.invite_close, "close");
+    const dismiss = label(button("icon", T.invite_close, "close"), "invite_close", "aria-label");
     dismiss.addEventListener("click", () => {
       hideInvite();
       ui.launcher.focus();
@@ -1243,6 +1311,8 @@ a.card:hover{border-color:var(--accent)}
   /* ---------- start ---------- */
 
   function start() {
+    lang = chooseLanguage();
+    T = TEXTS[lang];
     build();
     window.addEventListener("online", reconnectNow);
     document.addEventListener("visibilitychange", () => {

@@ -127,3 +127,17 @@ def test_without_a_model_the_visitor_reads_the_address_not_the_privacy_policy(sh
     assert "info@tehnika-shop.ru" in reply.text
     assert reply.links[0]["url"] == "https://shop.example/contacts"
     assert reply.source_entry_id == results[1].entry_id
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [("How much does delivery in Moscow cost?", "price"), ("What is the price of installation?", "price"),
+     ("How many days do I have to return an item?", "term"), ("How long is a gift card valid?", "term"),
+     ("What share of an order can be paid with bonus points?", "percent"),
+     ("What are the working hours of your hotline?", "time"), ("What is your email address?", "email")],
+)
+def test_an_english_question_asks_for_its_kind_of_fact_too(question, kind):
+    """Without a shared word, the kind of fact asked for is what picks the passage of a Russian page."""
+    codes = {"price": facts.PRICE, "term": facts.TERM, "percent": facts.PERCENT, "time": facts.TIME,
+             "email": facts.EMAIL}
+    assert codes[kind] in asked.asked_kinds(question)

@@ -14,11 +14,11 @@ from urllib.request import urlopen
 
 import pytest
 from django.db import connections
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 from pytest_django import DjangoDbBlocker
 
 from assistant.bots.models import Bot
-from tests.e2e.conftest import PHONE, SCREENSHOTS, ShopFactory, snippet
+from tests.e2e.conftest import DESKTOP, PHONE, SCREENSHOTS, ShopFactory, snippet
 from tests.e2e.widget import NO_ANSWER, Widget
 
 # The tests themselves only drive the browser; the mark makes pytest-django create the test
@@ -124,6 +124,66 @@ def test_a_visitor_gets_a_sourced_answer_an_honest_no_and_their_history_back(pag
     expect(widget.messages("visitor").first.locator(".bubble")).to_have_text("Можно ли вернуть товар?")
     expect(widget.messages("bot").first.locator(".src a")).to_have_attribute("href", returns_page(shop))
     assert page.evaluate("() => window.__xss") is None
+
+
+@pytest.fixture
+def english_tab(browser: Browser) -> Iterator[Page]:
+    """A visitor whose browser asks for English, on a Russian shop."""
+    ctx = browser.new_context(viewport=DESKTOP, locale="en-US", extra_http_headers={"Accept-Language": "en-US,en"})
+    tab = ctx.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield tab
+    ctx.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def test_an_english_visitor_reads_english_labels_and_the_russian_page_under_an_english_line(
+    english_tab: Page, shop: str, shots: Path
+):
+    page = english_tab
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    expect(widget.launcher).to_have_attribute("aria-label", "Open chat")
+    widget.open()
+    expect(widget.input).to_have_attribute("placeholder", "Type a question…")
+    expect(page.locator("spravka-widget .compose .send")).to_have_attribute("aria-label", "Send")
+    expect(widget.launcher).to_have_attribute("aria-label", "Close chat")
+
+    widget.ask("How can I return an item?")
+    answer = widget.last("bot")
+    expect(answer.locator(".src a")).to_have_attribute("href", returns_page(shop), timeout=30000)
+    expect(answer.locator(".src")).to_contain_text("Source: ")
+    expect(answer.locator(".bubble")).to_contain_text("Here is what our site says (in Russian):")
+    expect(answer.get_by_role("button", name="Helpful", exact=True)).to_be_visible()
+    shoot(page, shots, "widget-english.png")
+
+    widget.ask("Who wrote War and Peace?")
+    refusal = widget.messages("bot").nth(1)
+    expect(refusal.locator(".bubble")).to_contain_text("Sorry, I do not have an exact answer to that.", timeout=30000)
+    expect(refusal.get_by_role("button", name="Call an operator")).to_be_visible()
+
+
+def test_the_widget_turns_to_the_language_the_visitor_writes_in(page: Page, shop: str):
+    """A Russian browser, an English question: the labels turn English (earlier messages' too), stay
+    so on the next page, and turn back when the visitor writes Russian."""
+    page.goto(f"{shop}/")
+    widget = Widget(page)
+    widget.open()
+    expect(widget.input).to_have_attribute("placeholder", "Напишите вопрос…")
+
+    widget.ask("How can I return an item?")
+    expect(widget.input).to_have_attribute("placeholder", "Type a question…")
+    expect(widget.last("visitor").locator(".sr")).to_have_text("You:")
+    expect(widget.last("bot").locator(".src")).to_contain_text("Source: ", timeout=30000)
+
+    page.reload()
+    widget.open()
+    expect(widget.input).to_have_attribute("placeholder", "Type a question…")
+    expect(widget.messages("bot").first.get_by_role("button", name="Not helpful", exact=True)).to_be_visible()
+    widget.ask("Можно ли вернуть товар?")
+    expect(widget.input).to_have_attribute("placeholder", "Напишите вопрос…")
+    expect(widget.messages("bot").first.get_by_role("button", name="Ответ не помог", exact=True)).to_be_visible()
 
 
 def test_an_answer_made_of_list_items_shows_as_a_list_without_a_model(page: Page, shop: str, shots: Path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from django.db import connection, transaction
 
@@ -49,7 +51,7 @@ def shop(bot):
 def test_it_finds_the_passage_that_answers_the_question(shop) -> None:
     results = search_entries(shop, "Сколько стоит доставка по Москве?")
     assert results[0].url == "/delivery/"
-    assert is_match(shop, results)
+    assert is_match(shop, results), results[0].components
 
 
 def test_scores_are_between_0_and_1_best_first_with_their_components(shop) -> None:
@@ -119,7 +121,7 @@ def test_a_latin_name_spelt_in_russian_letters_finds_the_page_that_writes_it_in_
     assert results[0].entry_id == entry.pk
     assert results[0].components["lexical"] == 1.0
     assert results[0].components["unknown"] == 0.0
-    assert is_match(shop, results)
+    assert is_match(shop, results), results[0].components
 
 
 def test_a_russian_word_is_not_read_as_a_loosely_similar_latin_one(shop) -> None:
@@ -178,3 +180,34 @@ def test_fusion_is_capped_at_one() -> None:
     )
     result = fuse(signals, model_key="e5-small", fix_bonus=0.5)
     assert result.score == 1.0
+
+
+def test_an_english_question_finds_the_russian_page_by_its_meaning(shop) -> None:
+    """Its words meet none of the site's: the lexical side adds nothing and takes nothing away."""
+    results = search_entries(shop, "How much does courier delivery in Moscow cost?")
+    assert results[0].url == "/delivery/"
+    assert results[0].components["across"] == 1.0 and results[0].components["lexical"] == 0.0
+    assert is_match(shop, results), results[0].components
+
+
+def test_an_english_question_the_site_does_not_answer_is_not_a_match(shop) -> None:
+    assert not is_match(shop, search_entries(shop, "Who wrote War and Peace?"))
+
+
+def test_a_russian_question_is_read_as_before(shop) -> None:
+    results = search_entries(shop, "Сколько стоит доставка по Москве?")
+    assert results[0].components["across"] == 0.0
+
+
+def test_across_languages_the_score_is_the_cross_language_cosine_unless_the_words_say_more() -> None:
+    from knowledge.search import Signals, cross_language_relevance
+
+    plain = Signals(entry_id=1, kind=Entry.Kind.CHUNK, url="", title="", text="", weight=0.5, review_needed=False,
+                    cosine=0.85, lexical=0.0, trigram=0.0, unknown=1.0)
+    english = fuse(replace(plain, across=True), model_key="e5-small", fix_bonus=0.0)
+    russian = fuse(plain, model_key="e5-small", fix_bonus=0.0)
+    factor = english.components["entry_factor"]
+    assert english.score == round(cross_language_relevance(0.85, "e5-small") * factor, 4)
+    assert english.score > russian.score  # no penalty for words unknown because of their language
+    named = fuse(replace(plain, across=True, lexical=1.0, cosine=0.80), model_key="e5-small", fix_bonus=0.0)
+    assert named.score > 0  # a Latin name the site writes still counts when the vector says little
