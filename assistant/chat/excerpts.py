@@ -12,10 +12,14 @@ A list item is shown after what makes it an answer, and never after items that d
 sentence that opens the list («Не принимаются обратно товары из следующих групп:») or else the
 entry's heading («Условия возврата:»), then the item, then the items after it.
 
+A bare «Да» or «Нет» answers a question said elsewhere (a FAQ entry's heading): it is shown after
+that question, the heading as the lead or the sentence before it, never as a fact of its own.
+
 What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
 word, with an ellipsis); a unit without words («6.4.», «1)», «—») is never shown on its own: it
 is glued to the unit it numbers; a list item is never the first line when the list has a lead or
-the entry a heading (a lead is at most LEAD_LIMIT characters, and never makes a unit cut).
+the entry a heading (a lead is at most LEAD_LIMIT characters, and never makes a unit cut); a «Да»
+or «Нет» with no question before it loses its yes or no, and nothing is shown if that was all.
 """
 
 from __future__ import annotations
