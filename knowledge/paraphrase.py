@@ -55,8 +55,8 @@ CONTENT_POS: Final = frozenset({"NOUN", "ADJF"})
 # Two lexemes of one word family share at least this many first letters.
 FAMILY_PREFIX: Final = 5
 SHORT_STEM: Final = 3
-_TOKEN: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)
-_CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
+TOKEN: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)  # a word, hyphenated ones whole
+CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
 class Verdict(StrEnum):
@@ -152,9 +152,9 @@ def distinguishing(
 ) -> set[str]:
     """The lexemes of `text` (as the bot's lexicon stores them, with their document frequencies)
     that single out what is asked about; with `names_only`, only names, numbers and Latin words."""
-    cyrillic = bool(_CYRILLIC.search(text))
+    cyrillic = bool(CYRILLIC.search(text))
     found: set[str] = set()
-    for token in _TOKEN.findall(text):
+    for token in TOKEN.findall(text):
         lexeme = lexeme_of(token)
         if lexeme not in lexemes and token.lower() in lexemes:
             lexeme = token.lower()  # a number, a Latin word: the lexicon keeps them as they are
@@ -170,7 +170,7 @@ def _is_distinguishing(token: str, df: int | None, entries_total: int, *, cyrill
         return True
     share = df / max(entries_total, SMALL_SITE) if df is not None else None
     own_name = share is not None and share >= OWN_NAME_ON_SITE
-    if not _CYRILLIC.search(token):
+    if not CYRILLIC.search(token):
         # A Latin word in a Russian question is a brand or a product («Bosch», «Kubernetes»), unless
         # it is the site's own name («VK Cloud» on half its pages); in a question in English only a
         # word rare in English is.
@@ -193,14 +193,28 @@ def _is_distinguishing(token: str, df: int | None, entries_total: int, *, cyrill
     return zipf < RARE_IN_LANGUAGE or (zipf < SPECIFIC_IN_LANGUAGE and (share is None or share <= RARE_ON_SITE))
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One way pymorphy3 reads a word: its grammemes, its dictionary form, whether it is in the dictionary."""
+
+    grammemes: frozenset[str]
+    lemma: str
+    known: bool
+
+
 @lru_cache(maxsize=8192)
+def readings(token: str) -> tuple[Reading, ...]:
+    """A Cyrillic word's readings, likeliest first (knowledge/scope.py reads the others too)."""
+    return tuple(Reading(frozenset(p.tag.grammemes), p.normal_form, bool(p.is_known)) for p in _morph().parse(token))
+
+
 def _parse(token: str) -> tuple[frozenset[str], str, bool, bool] | None:
     """(grammemes, lemma, in the dictionary, capitalised) of a Cyrillic word's likeliest reading."""
-    parses = _morph().parse(token)
-    if not parses:
+    found = readings(token)
+    if not found:
         return None
-    best = parses[0]
-    return frozenset(best.tag.grammemes), best.normal_form, bool(best.is_known), token[:1].isupper()
+    best = found[0]
+    return best.grammemes, best.lemma, best.known, token[:1].isupper()
 
 
 @lru_cache(maxsize=8192)

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from assistant.bots.models import Bot
 from knowledge.models import CrawlRun, Entry, Lexeme, Source
+from knowledge.scope import COMPOUND_TAIL, FAMILY_PREFIX, OnSite
 from knowledge.services import OWNER_ANSWERS_KINDS
 
 
@@ -155,3 +156,38 @@ def correction_wordings(*, bot: Bot) -> list[tuple[int, str]]:
 
     rows = Wording.objects.filter(bot=bot, entry__active=True, entry__kind=Entry.Kind.CORRECTION)
     return list(rows.order_by("pk").values_list("entry_id", "text"))
+
+
+def lexicon_words(*, bot: Bot, words: list[str]) -> dict[str, OnSite]:
+    """{word: knowledge.scope.OnSite} for each of `words`: its lexemes as the bot's search reads them
+    ('russian' configuration; a stop word has none) with their document frequency in the bot's
+    texts (None: unknown), and for an unknown lexeme the bot's stems that may be of its family
+    (scope.related: a prefix of it, or beginning with all of it but its last letter, or a tail of a
+    compound). One statement for all words; nothing is read for none."""
+    wanted = list(dict.fromkeys(w for w in words if w))
+    if not wanted:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT t.word, w.lexeme, l.df, CASE WHEN l.df IS NULL THEN ARRAY(
+                SELECT k.lexeme FROM knowledge_lexeme k
+                WHERE k.bot_id = %(bot)s AND length(w.lexeme) >= %(family)s AND k.lexeme <> '' AND (
+                    starts_with(k.lexeme, left(w.lexeme, greatest(length(w.lexeme) - 1, %(family)s)))
+                    OR k.lexeme IN (SELECT left(w.lexeme, n) FROM generate_series(%(family)s, length(w.lexeme) - 1) n)
+                    OR k.lexeme IN (SELECT right(w.lexeme, n) FROM generate_series(%(tail)s, length(w.lexeme) - 1) n))
+                ORDER BY k.lexeme LIMIT 50) END
+            FROM unnest(%(words)s::text[]) AS t(word)
+            LEFT JOIN LATERAL unnest(tsvector_to_array(to_tsvector('russian', t.word))) AS w(lexeme) ON true
+            LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = w.lexeme
+            """,
+            {"bot": bot.pk, "words": wanted, "family": FAMILY_PREFIX, "tail": COMPOUND_TAIL},
+        )
+        rows = cursor.fetchall()
+    lexemes: dict[str, dict[str, int | None]] = {word: {} for word in wanted}
+    relatives: dict[str, list[str]] = {word: [] for word in wanted}
+    for word, lexeme, df, related in rows:
+        if lexeme is not None:
+            lexemes[word][lexeme] = df
+            relatives[word] += related or []
+    return {word: OnSite(lexemes=lexemes[word], relatives=tuple(relatives[word])) for word in wanted}

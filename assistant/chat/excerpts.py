@@ -19,20 +19,26 @@ unit shown is the one that states the kind of fact asked for ("how much" asks fo
 long" for a term: asked.py), else the section's first one, its general rule. The chain puts one line
 in the visitor's language above it saying the page is in another (replies "excerpt_lead").
 
+A bare «Да» or «Нет» answers a question said elsewhere (a FAQ entry's heading): it is shown after
+that question, the heading as the lead or the sentence before it, never as a fact of its own.
+
 What must stay true: a unit is never cut (only a single unit longer than HARD_LIMIT is, at a
 word, with an ellipsis); a unit without words («6.4.», «1)», «—») is never shown on its own: it
 is glued to the unit it numbers; a list item is never the first line when the list has a lead or
-the entry a heading (a lead is at most LEAD_LIMIT characters, and never makes a unit cut).
+the entry a heading (a lead is at most LEAD_LIMIT characters, and never makes a unit cut); a «Да»
+or «Нет» with no question before it loses its yes or no, and nothing is shown if that was all.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import razdel
 
 from assistant.chat import asked, facts, lemmas
+from knowledge import scope
 
 if TYPE_CHECKING:
     from knowledge.search import SearchResult
@@ -43,6 +49,8 @@ LEAD_LIMIT: Final = 200  # a list's lead longer than this gives way to the headi
 _ITEM: Final = re.compile(r"^\s*(?:[•·▪‣◦*-]|\d{1,2}[.)])\s+")
 _LETTERS: Final = re.compile(r"[^\W\d_]{2,}")
 _ENDS: Final = ".:;!?…"
+# A unit opening with a bare yes or no («Да, можно.», «Нет.»): the answer to a question said elsewhere.
+_YES_NO: Final = re.compile(r"^\s*(?:да|нет)\b[\s,.!:;—–-]*", re.IGNORECASE)
 
 
 def units(text: str) -> list[str]:
@@ -79,6 +87,20 @@ def stems(text: str) -> set[str]:
     return {lemmas.stem(word) for word in lemmas.words(text)}
 
 
+def shares_subject(words: Sequence[scope.SubjectWord], entry: SearchResult) -> bool:
+    """Whether `entry` is about the question whose subject words are `words` (knowledge/scope.py): its
+    headings or text have one of them, in any form (lemmas.py) or of its family («доставить» for
+    «доставка»). Always, when the question names no subject (only verbs, places, unknown words)."""
+    if not scope.needs_subject(words):
+        return True
+    text_keys = lemmas.keys_of(f"{entry.heading_path}\n{entry.title}\n{entry.text}")
+    stems = [key for key in text_keys if not key.startswith("=")]
+    for word in (part for token in scope.evidence(words) for part in lemmas.words(token)):
+        if lemmas.keys(word) & text_keys or any(scope.related(lemmas.stem(word), stem) for stem in stems):
+            return True
+    return False
+
+
 def shares_words(question: str, entry: SearchResult) -> bool:
     """Whether an entry is about the question's words at all: a stem in common, or search credited it
     with one of them (a misspelling read as the site's word, «телеграм» read as «Telegram»)."""
@@ -97,14 +119,19 @@ def excerpt(text: str, question: str = "", limit: int = LIMIT, *, heading: str =
     # A unit that states the kind of fact asked for (asked.py) counts as one more shared word.
     scores = [lemmas.shared(wanted, lemmas.keys_of(part)) + _gives(part, kinds) for part in parts]
     best = max(range(len(parts)), key=lambda i: (scores[i], -i))
-    room = limit - len(_lead(parts, best, heading)) - 1 if _ITEM.match(parts[best]) else limit
+    led = _ITEM.match(parts[best]) or _YES_NO.match(parts[best])
+    room = limit - len(_lead(parts, best, heading)) - 1 if led else limit
     first, end = _window(parts, scores, best, room)
+    if _YES_NO.match(parts[first]) and first > 0 and parts[first - 1].rstrip().endswith("?"):
+        first -= 1  # «Можно ли…? Да, …»: the question the «Да» answers comes along
     lead = _lead(parts, first, heading)
-    chosen = parts[first:end]
+    chosen = _said(parts[first:end], lead)
+    if not chosen:
+        return ""
     if len(chosen) == 1:  # the lead comes on top: a unit is cut only when it alone is over HARD_LIMIT
         chosen = [_cut(chosen[0], HARD_LIMIT)]
-    glue = "\n" if lead or any(_listed(p) for p in chosen) else " "
-    return glue.join([lead, *chosen] if lead else chosen)
+    shown = ("\n" if any(_listed(p) for p in chosen) else " ").join(chosen)
+    return f"{lead}\n{shown}" if lead else shown
 
 
 def _gives(unit: str, kinds: frozenset[str]) -> int:
@@ -115,9 +142,29 @@ def _listed(unit: str) -> bool:
     return bool(_ITEM.match(unit)) or _is_row(unit)
 
 
+def _said(chosen: list[str], lead: str) -> list[str]:
+    """The units as they may be shown: a «Да» or «Нет» says nothing without the question it answers,
+    so one that follows neither that question (the unit before it, or the heading question shown as
+    the lead) loses its yes or no, and a unit that was only that is left out."""
+    said: list[str] = []
+    for i, unit in enumerate(chosen):
+        asked_before = chosen[i - 1].rstrip().endswith("?") if i else lead.endswith("?")
+        if _YES_NO.match(unit) and not asked_before:
+            unit = _YES_NO.sub("", unit)
+            if not _LETTERS.search(unit):
+                continue
+            unit = unit[:1].upper() + unit[1:]
+        said.append(unit)
+    return said
+
+
 def _lead(parts: list[str], first: int, heading: str) -> str:
-    """What a list item shown first needs before it to read as an answer: the sentence that opens its
-    list («…из следующих групп:»), or else the heading; nothing before any other unit."""
+    """What the first unit shown needs before it to read as an answer: for a list item, the sentence
+    that opens its list («…из следующих групп:»), or else the heading; for a bare «Да»/«Нет», the
+    heading when it is the question answered (a FAQ entry's); nothing before any other unit."""
+    if _YES_NO.match(parts[first]):
+        question = " ".join(heading.split())
+        return question if question.endswith("?") and len(question) <= LEAD_LIMIT else ""
     if not _ITEM.match(parts[first]):
         return ""
     start = first

@@ -51,6 +51,7 @@ from assistant.llm.streaming import TextSink
 from assistant.llm.structured import NO_SOURCE, complete_with_repair, schema_validator
 from assistant.voice import dictionary as voice_dictionary
 from assistant.voice.effective import Voice, settings_for
+from knowledge import scope, selectors
 from knowledge.search import SearchResult, search_entries
 
 logger = logging.getLogger("spravka.chat")
@@ -209,7 +210,7 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
         logger.warning("intent %s has no branch in the chain; treated as a question", intent.name)
     found = _search(turn, intent.rest or text)
     ai = _ask_model(turn, text, found, purpose=prompt.PURPOSE if retry else prompt.PURPOSE_FIXED)
-    meta = {"topic": intent.topic, "model_intent": ai.intent if ai else None}
+    meta: dict[str, Any] = {"topic": intent.topic, "model_intent": ai.intent if ai else None}
 
     # The model may raise operator/order that the rules missed, only when the rules said "question"
     # and the prompt held no page text: an instruction on a page never moves the conversation.
@@ -251,12 +252,16 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
         turn.retried_with_fixed = True
         return chain(turn, ai.fixed, retry=False)
     # 3. No model at all: the best entry, if it matches well enough, with its link (among near-ties,
-    #    one that gives the kind of fact asked for: asked.py).
+    #    one that gives the kind of fact asked for: asked.py), unless the question is about something
+    #    else than that entry, or names what the knowledge never mentions, however close its vector
+    #    (knowledge/scope.py; with a model, the model reads the question against every source).
     top = asked.answering(found.results, text, floor=bot.match_threshold) if ai is None else found.top
     if ai is None and top is not None and found.top is not None and found.top.score >= bot.match_threshold:
-        shown = _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
-        assert shown is not None
-        return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
+        off = _off_subject(turn, intent.rest or text, top)
+        shown = None if off else _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
+        if shown is not None:
+            return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
+        meta["off_subject"] = off or None
     # 4. Otherwise: no exact answer, and the way to a person.
     return _finish(turn, _no_answer(bot, intent.name, found, language), meta | {"route": "no_answer"})
 
@@ -381,14 +386,33 @@ def _excerpt_reply(
 ) -> Reply | None:
     """The entry's own words for the question (excerpts.py), with its link; in another language
     than the entry's, with a line saying so. None when `require_overlap` and the entry shares no
-    word with the question (a blocked answer's entry that is not about the question at all)."""
+    word with the question (a blocked answer's entry that is not about the question at all), or
+    when nothing of the entry can be shown on its own."""
     if require_overlap and not excerpts.shares_words(question, entry):
         return None
     heading = entry.heading_path.rsplit(" / ", 1)[-1] or entry.title  # what a list's items answer
     text = excerpts.excerpt(entry.text, question, heading=heading)
+    if not text:  # nothing the entry says may be shown without what it answers (a bare «Да.»)
+        return None
     if replies.text_language(entry.text) not in (None, turn.language):
         text = replies.say(turn.bot, "excerpt_lead", language=turn.language) + text
     return _reply(turn.bot, intent, found, text=text, entry=entry)
+
+
+def _off_subject(turn: Turn, text: str, entry: SearchResult) -> list[str]:
+    """Why `entry` may not be shown for `text` without a model (knowledge/scope.py): the names the
+    knowledge never mentions, else the question's subject words when the entry has none of them;
+    empty when it may be shown. A question in another language than the knowledge's is not judged
+    by the knowledge's words: the embedding model reads across languages, the lexicon does not."""
+    if replies.text_language(text) not in (None, replies.bot_language(turn.bot)):
+        return []
+    with turn.timed("search"):
+        words = scope.subject_words(text)
+        names = scope.names(words)
+        unknown = scope.names_unknown(words, selectors.lexicon_words(bot=turn.bot, words=names)) if names else []
+        if unknown:
+            return unknown
+        return [] if excerpts.shares_subject(words, entry) else scope.evidence(words)
 
 
 def _no_answer(bot: Bot, intent: str, found: Found, language: str) -> Reply:

@@ -1,16 +1,24 @@
 """Chat fixtures: a shop bot that allows https://shop.example, a little real knowledge (embedded, so
-hybrid search really runs), and a websocket client on the project's ASGI application."""
+hybrid search really runs), the demo shop crawled whole, and a websocket client on the project's ASGI
+application."""
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.core.management import call_command
 from django.db import connections
+from django.test import override_settings
+
+from assistant.bots.models import Bot
+from knowledge.models import Entry
 
 ORIGIN = "https://shop.example"
 
@@ -35,6 +43,33 @@ KNOWLEDGE = [
 ]
 DELIVERY_QUESTION = "Сколько стоит доставка по Москве?"
 UNKNOWN_QUESTION = "Есть ли у вас парковка для вертолёта на крыше офиса?"
+
+
+@pytest.fixture(scope="module")
+def demo_shop_id(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
+    """The demo shop's bot with the whole demo site crawled and embedded, as `make demo` has it."""
+    from demo.server import make_server
+    from knowledge.search import RECOMMENDED_CONFIDENCE, RECOMMENDED_MATCH
+
+    server = make_server("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}/"
+    with django_db_blocker.unblock(), override_settings(CRAWL_ALLOW_PRIVATE=True, CRAWL_DELAY=0.0):
+        bot = Bot.objects.create(name="ТехноДом", slug="excerpts-demo", site_url=site,
+                                 match_threshold=RECOMMENDED_MATCH, confidence_threshold=RECOMMENDED_CONFIDENCE)
+        call_command("crawl", bot.slug, "--url", site, stdout=io.StringIO())
+    server.shutdown()
+    server.server_close()
+    yield bot.pk
+    with django_db_blocker.unblock():
+        Entry.history.filter(bot_id=bot.pk).delete()
+        Bot.objects.filter(pk=bot.pk).delete()
+
+
+@pytest.fixture
+def demo_shop(demo_shop_id: int, settings: Any) -> Bot:
+    settings.LLM_PROVIDER = "none"
+    return Bot.objects.get(pk=demo_shop_id)
 
 
 @pytest.fixture

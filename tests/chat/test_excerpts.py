@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import re
-import threading
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from django.core.management import call_command
-from django.test import override_settings
 
-from assistant.bots.models import Bot
 from assistant.chat import excerpts, pipeline
 from assistant.chat.excerpts import HARD_LIMIT, excerpt, units
 from assistant.chat.facts import facts_in
-from knowledge.models import Entry
 
 TABLE = (
     "Внутри МКАД: срок — на следующий день; стоимость — 350 ₽; бесплатно — от 5 000 ₽\n"
@@ -155,33 +147,6 @@ def test_lemmas_are_the_same_from_many_threads_at_once():
 
 
 # --- the demo shop, crawled from demo/site/ by the crawler and answered without a model -----------
-
-
-@pytest.fixture(scope="module")
-def demo_shop_id(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
-    """The demo shop's bot with the whole demo site crawled and embedded, as `make demo` has it."""
-    from demo.server import make_server
-    from knowledge.search import RECOMMENDED_CONFIDENCE, RECOMMENDED_MATCH
-
-    server = make_server("127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    site = f"http://127.0.0.1:{server.server_address[1]}/"
-    with django_db_blocker.unblock(), override_settings(CRAWL_ALLOW_PRIVATE=True, CRAWL_DELAY=0.0):
-        bot = Bot.objects.create(name="ТехноДом", slug="excerpts-demo", site_url=site,
-                                 match_threshold=RECOMMENDED_MATCH, confidence_threshold=RECOMMENDED_CONFIDENCE)
-        call_command("crawl", bot.slug, "--url", site, stdout=io.StringIO())
-    server.shutdown()
-    server.server_close()
-    yield bot.pk
-    with django_db_blocker.unblock():
-        Entry.history.filter(bot_id=bot.pk).delete()
-        Bot.objects.filter(pk=bot.pk).delete()
-
-
-@pytest.fixture
-def demo_shop(demo_shop_id: int, settings: Any) -> Bot:
-    settings.LLM_PROVIDER = "none"
-    return Bot.objects.get(pk=demo_shop_id)
 
 
 def _prices(text: str) -> list[str]:
