@@ -15,8 +15,9 @@ What must stay true:
   changed: only unknown words get a candidate.
 - A site word wins over a dictionary word at the same distance (a dictionary word counts as the
   site's when its dictionary form is: «подключить» on a site that writes «подключают»).
-- Short words (up to SHORT letters) are corrected only at distance 1; names (a capital letter
-  inside a sentence, all capitals), Latin, digits and mixed-script words are left alone.
+- Short words (up to SHORT letters) are corrected only at distance 1; abbreviations (all capitals),
+  Latin, digits and mixed-script words are left alone, and so is a name (a capital letter inside a
+  sentence) unless it is one edit from a word the site writes («в Кдраснодар» -> «в Краснодар»).
 - Any text is accepted (5,000 characters, emoji, a lone surrogate): at most MAX_LOOKUPS unknown
   words are looked up, and nothing raises.
 """
@@ -29,7 +30,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from django.db import connection
 
@@ -78,13 +79,14 @@ def correct(bot_id: int, text: str) -> Spelled:
     at, looked = 0, 0
     for match in _WORD.finditer(text):
         word = match.group()
-        if looked >= MAX_LOOKUPS or not _correctable(word, text[: match.start()]):
+        reading = _reading(word, text[: match.start()])
+        if looked >= MAX_LOOKUPS or reading is None:
             continue
         lower = word.lower().replace("ё", "е")
         if _known(lower, site):
             continue
         looked += 1
-        fix = best_candidate(lower, site)
+        fix = best_candidate(lower, site, name=reading == "name")
         if fix is None:
             continue
         parts += [text[at : match.start()], fix.capitalize() if word[0].isupper() else fix]
@@ -95,17 +97,18 @@ def correct(bot_id: int, text: str) -> Spelled:
     return Spelled(text="".join([*parts, text[at:]]), changes=tuple(changes))
 
 
-def best_candidate(word: str, site: SiteWords) -> str | None:
+def best_candidate(word: str, site: SiteWords, *, name: bool = False) -> str | None:
     """The word meant by the unknown `word`: the nearest candidate of either dictionary; at the same
     distance a site word, then one keeping the first letter (it is rarely the mistyped one), then
-    the one the site uses most, then the most common in the language."""
+    the one the site uses most, then the most common in the language. An unknown `name` (capitalised
+    inside a sentence) is read only as a word the site writes, one edit away («Кдраснодар»)."""
     from symspellpy import Verbosity
 
-    distance = 1 if len(word) <= SHORT else MAX_DISTANCE
+    distance = 1 if name or len(word) <= SHORT else MAX_DISTANCE
     found: dict[str, int] = {}
     for speller in (language_speller(), site.extra):
         for item in speller.lookup(word, Verbosity.ALL, max_edit_distance=distance, transfer_casing=False):
-            if item.term != word and len(item.term) >= MIN_LETTERS:
+            if item.term != word and len(item.term) >= MIN_LETTERS and (not name or item.term in site.words):
                 found[item.term] = min(item.distance, found.get(item.term, MAX_DISTANCE + 1))
     if not found:
         return None
@@ -153,15 +156,18 @@ _lock = threading.Lock()
 _sites: OrderedDict[int, SiteWords] = OrderedDict()
 
 
-def _correctable(word: str, before: str) -> bool:
-    """A Russian word in lower case (or capitalised as a sentence's first): never a name, an
-    abbreviation, a Latin or mixed-script word, a number."""
+def _reading(word: str, before: str) -> Literal["word", "name"] | None:
+    """How a token may be corrected: as a word; as a name (capitalised inside a sentence: only into
+    a name the site writes); or not at all (an abbreviation in capitals, Latin or mixed-script, a
+    number, a word too short). Capitals inside a word («кСолько») are a slip of Shift, not a name."""
     if len(word) < MIN_LETTERS or not _RUSSIAN.fullmatch(word.lower()):
-        return False
-    if word[1:] != word[1:].lower():
-        return False  # «СБП», «МосКва»
+        return None
+    if word.isupper():
+        return None  # «СБП», «НДС»
     sentence_start = not before.strip() or bool(_SENTENCE_END.search(before))
-    return word[0].islower() or sentence_start
+    if word[0].isupper() and word[1:].islower() and not sentence_start:
+        return "name"
+    return "word"
 
 
 def _known(word: str, site: SiteWords) -> bool:

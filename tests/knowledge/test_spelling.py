@@ -75,6 +75,12 @@ def test_names_latin_and_numbers_are_left_alone(shop_words):
 
     assert spelling.correct(shop_words.pk, text).changes == ()
     assert fixed(shop_words, "Оплтаа картой") == "Оплата картой"  # a sentence's first word is not a name
+    assert fixed(shop_words, "кСолько стоит?") == "сколько стоит?"  # Shift held too long: not a name
+
+
+def test_a_name_is_read_only_as_a_name_the_site_writes(shop_words):
+    assert fixed(shop_words, "доставка по Москвк") == "доставка по Москве"  # the site writes «Москве»
+    assert fixed(shop_words, "есть ли Кароль в продаже") == "есть ли Кароль в продаже"  # «король»: not the site's
 
 
 @pytest.mark.parametrize("text", [
