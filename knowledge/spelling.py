@@ -44,6 +44,7 @@ MAX_DISTANCE: Final = 2
 # A word at least this common in Russian (wordfreq's Zipf scale) is a real word even when pymorphy3
 # does not know it («кэшбэк» aside); and the language's dictionary is made of such words.
 COMMON_ZIPF: Final = 3.0
+COMMON_MIN_LETTERS: Final = 5  # ... when it has at least this many letters
 MAX_LOOKUPS: Final = 12  # unknown words looked up per text: a 5,000-character text costs no more
 CACHED_BOTS: Final = 64  # site dictionaries kept per process
 
@@ -171,7 +172,11 @@ def _reading(word: str, before: str) -> Literal["word", "name"] | None:
 
 
 def _known(word: str, site: SiteWords) -> bool:
-    return word in site.words or _morph().word_is_known(word) or _zipf(word) >= COMMON_ZIPF
+    """A site word, a word pymorphy3 knows, or a longer word common in Russian: wordfreq also counts
+    pieces its tokenizer cut off words («сть» 3.2), which would hide a typo of «есть»."""
+    if word in site.words or _morph().word_is_known(word):
+        return True
+    return len(word) >= COMMON_MIN_LETTERS and _zipf(word) >= COMMON_ZIPF
 
 
 def _signature(bot_id: int) -> tuple[Any, ...]:
