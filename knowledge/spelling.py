@@ -42,7 +42,7 @@ SHORT: Final = 6
 MIN_LETTERS: Final = 3  # «гд», «чо»: too short to tell a typo from another word
 MAX_DISTANCE: Final = 2
 # A word at least this common in Russian (wordfreq's Zipf scale) is a real word even when pymorphy3
-# does not know it («кэшбэк» aside); and the language's dictionary is made of such words.
+# does not know it; and the language's dictionary is made of such words (that pymorphy3 knows).
 COMMON_ZIPF: Final = 3.0
 COMMON_MIN_LETTERS: Final = 5  # ... when it has at least this many letters
 MAX_LOOKUPS: Final = 12  # unknown words looked up per text: a 5,000-character text costs no more
@@ -50,7 +50,7 @@ CACHED_BOTS: Final = 64  # site dictionaries kept per process
 
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
 _RUSSIAN: Final = re.compile(r"[а-яё]+")
-_SENTENCE_END: Final = re.compile(r"[.!?…]\s*$")
+_SENTENCE_ENDS: Final = ".!?…"
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,10 @@ def correct(bot_id: int, text: str) -> Spelled:
     at, looked = 0, 0
     for match in _WORD.finditer(text):
         word = match.group()
-        reading = _reading(word, text[: match.start()])
-        if looked >= MAX_LOOKUPS or reading is None:
+        if looked >= MAX_LOOKUPS:
+            break
+        reading = _reading(word, text[max(0, match.start() - 16) : match.start()], first=match.start() == 0)
+        if reading is None:
             continue
         lower = word.lower().replace("ё", "е")
         if _known(lower, site):
@@ -157,7 +159,7 @@ _lock = threading.Lock()
 _sites: OrderedDict[int, SiteWords] = OrderedDict()
 
 
-def _reading(word: str, before: str) -> Literal["word", "name"] | None:
+def _reading(word: str, before: str, *, first: bool) -> Literal["word", "name"] | None:
     """How a token may be corrected: as a word; as a name (capitalised inside a sentence: only into
     a name the site writes); or not at all (an abbreviation in capitals, Latin or mixed-script, a
     number, a word too short). Capitals inside a word («кСолько») are a slip of Shift, not a name."""
@@ -165,7 +167,8 @@ def _reading(word: str, before: str) -> Literal["word", "name"] | None:
         return None
     if word.isupper():
         return None  # «СБП», «НДС»
-    sentence_start = not before.strip() or bool(_SENTENCE_END.search(before))
+    tail = before.rstrip()
+    sentence_start = first or not tail or tail[-1] in _SENTENCE_ENDS
     if word[0].isupper() and word[1:].islower() and not sentence_start:
         return "name"
     return "word"
