@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 
+from django.conf import settings
 from django.core import checks
 from django.core.management.base import SystemCheckError
 
@@ -44,6 +45,10 @@ def _warm() -> None:
         from knowledge import paraphrase
 
         paraphrase.warm_up()  # pymorphy3's and wordfreq's dictionaries: the corrections' rule (~1 s)
+        if settings.LLM_PROVIDER == "none":  # typos are the speller's to read, not a model's (~3 s, ~70 MB)
+            from knowledge import spelling
+
+            spelling.warm_up()
     except Exception:  # the first question pays for it then, as before; the server keeps serving
         logger.exception("warm-up failed")
         return

@@ -96,3 +96,24 @@ def test_the_warm_up_loads_the_model_sdk_and_the_embedding_model_before_the_firs
     result = subprocess.run([sys.executable, "-c", WARM_UP], cwd=REPO, env=env, capture_output=True, text=True,
                             timeout=120, check=True)
     assert result.stdout.split("\n")[-2] == "(False, 0) (True, 1)", result.stdout + result.stderr
+
+
+WARM_UP_SPELLER = """
+import django
+django.setup()
+from knowledge import spelling
+before = spelling.language_speller.cache_info().currsize
+from assistant.startup import warm_up
+warm_up().join()
+print(before, spelling.language_speller.cache_info().currsize)
+"""
+
+
+def test_without_a_model_the_warm_up_loads_the_spellers_dictionary_too():
+    from django.conf import settings
+
+    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+                        "DJANGO_SETTINGS_MODULE": "assistant.settings", "LLM_PROVIDER": "none"}
+    result = subprocess.run([sys.executable, "-c", WARM_UP_SPELLER], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    assert result.stdout.split("\n")[-2] == "0 1", result.stdout + result.stderr

@@ -24,6 +24,9 @@ What must stay true:
   chain and every streamed draft (complete sentences only), after the checks, never links or
   citation numbers; a sentence with a forbidden word is dropped and journaled, and a reply left
   empty becomes "no exact answer".
+- Typos: with a model, its `fixed` reading gets one more pass; without one, the speller's
+  (knowledge/spelling.py: never a word the site uses or a real word), and its reply says what was
+  understood. Never a third pass, and a rules turn never runs the speller.
 - A person waits: every model call of one turn (a form repair, the typo retry's second pass) is
   over by CHAT_LLM_TIMEOUT after the turn began, however the model behaves (assistant/llm/deadline.py).
 """
@@ -51,19 +54,21 @@ from assistant.llm.streaming import TextSink
 from assistant.llm.structured import NO_SOURCE, complete_with_repair, schema_validator
 from assistant.voice import dictionary as voice_dictionary
 from assistant.voice.effective import Voice, settings_for
-from knowledge import scope, selectors
+from knowledge import scope, selectors, spelling
 from knowledge.search import SearchResult, search_entries
 
 logger = logging.getLogger("spravka.chat")
 
 EXCERPT_CHARS: Final = excerpts.LIMIT
 SEARCH_K: Final = 5
+UNDERSTOOD_CHARS: Final = 200  # «Вы имели в виду: …» quotes at most this much of the corrected text
 STATE_WAITING_OPERATOR: Final = "waiting_operator"
 _SEARCH_INTENTS: Final = frozenset({"question", "purchase", "read", "product"})
 # Intents the model may raise over the rules, and only over a plain "question": the rules keep
 # false ones out ("костюм для менеджера" is a product), the model picks up what they missed.
 _MODEL_RAISED: Final = frozenset({"operator", "order"})
 _NOT_WORD: Final = re.compile(r"[^\w]+")
+_UNSHOWN: Final = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")  # controls, lone surrogates: not quoted back
 
 History = list[tuple[str, str]]  # (role, text), oldest first; role: visitor | bot | operator | system
 DeltaSink = Callable[[str], None]  # receives the whole answer text so far while a model streams
@@ -148,7 +153,7 @@ class Turn:
         try:
             yield
         finally:
-            self.timings[name] += _ms(started)
+            self.timings[name] = self.timings.get(name, 0.0) + _ms(started)
 
 
 def answer(
@@ -262,11 +267,35 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
         if shown is not None:
             return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
         meta["off_subject"] = off or None
+    # Typo retry without a model: the text read against the bot's own words and the dictionary
+    # (knowledge/spelling.py); one more pass when that changes it, shown only when it answers.
+    if retry and ai is None:
+        understood = _spelled(turn, text)
+        if understood is not None:
+            return understood
     # 4. Otherwise: no exact answer, and the way to a person.
     return _finish(turn, _no_answer(bot, intent.name, found, language), meta | {"route": "no_answer"})
 
 
 # --- the steps' helpers ------------------------------------------------------------------------------
+
+
+def _spelled(turn: Turn, text: str) -> Reply | None:
+    """The reply to `text` as the speller reads it, led by what was understood («Вы имели в виду:
+    …»), when that one more pass answers; None when the speller changes nothing or the pass finds
+    no answer either (the raw text's no-answer stands)."""
+    with turn.timed("spelling"):
+        spelled = spelling.correct(turn.bot.pk, text)
+    if not spelled.changes or _comparable(spelled.text) == _comparable(text):
+        return None
+    reply = chain(turn, spelled.text, retry=False)
+    if reply.flags.get("unanswered"):
+        return None
+    shown = " ".join(_UNSHOWN.sub(" ", spelled.text).split())
+    shown = shown if len(shown) <= UNDERSTOOD_CHARS else shown[:UNDERSTOOD_CHARS] + "…"
+    reply.text = replies.say(turn.bot, "understood", language=turn.language, text=shown) + reply.text
+    reply.llm_meta["spelling"] = {"understood": spelled.text, "changes": [list(pair) for pair in spelled.changes]}
+    return reply
 
 
 def _rule_reply(bot: Bot, intent: str, language: str) -> Reply | None:

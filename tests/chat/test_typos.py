@@ -1,0 +1,89 @@
+"""Typos without a model: the chain reads a misspelt question against the bot's own words and the
+dictionary (knowledge/spelling.py), asks once more, and says what it understood. Real search over
+the shop's embedded entries (tests/chat/conftest.py), LLM_PROVIDER none unless a model is the point."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from assistant.chat import pipeline
+from tests import fakes
+from tests.fakes.messages_api import tool_use
+
+pytestmark = pytest.mark.django_db
+fake_llm = fakes.fake_llm
+
+MISSPELT = "Как оплтаить закз?"
+PAYMENT_LINK = {"url": "https://shop.example/payment", "title": "Оплата"}
+
+
+@pytest.fixture
+def no_model(settings):
+    settings.LLM_PROVIDER = "none"
+    return settings
+
+
+def ask(bot, text: str) -> pipeline.Reply:
+    return pipeline.answer(bot=bot, text=text, history=[])
+
+
+def test_a_misspelt_question_is_answered_and_the_reply_says_what_it_understood(knowledge, shop, no_model):
+    reply = ask(shop, MISSPELT)
+
+    assert reply.text.startswith("Вы имели в виду: Как оплатить заказ?\nОплатить заказ можно картой")
+    assert reply.links == [PAYMENT_LINK] and not reply.flags.get("unanswered")
+    assert reply.llm_meta["route"] == "retrieval"
+    assert reply.llm_meta["spelling"] == {
+        "understood": "Как оплатить заказ?", "changes": [["оплтаить", "оплатить"], ["закз", "заказ"]],
+    }
+    assert reply.timings["spelling"] > 0
+
+
+def test_a_question_that_answers_as_written_is_not_read_again(knowledge, shop, no_model):
+    reply = ask(shop, "Как оплатить заказ?")
+
+    assert reply.links == [PAYMENT_LINK] and not reply.text.startswith("Вы имели в виду")
+    assert "spelling" not in reply.timings and "spelling" not in reply.llm_meta
+
+
+def test_a_question_of_real_words_the_site_does_not_answer_stays_unanswered(knowledge, shop, no_model):
+    reply = ask(shop, "Есть ли у вас парковка для вертолёта на крыше офиса?")
+
+    assert reply.flags["unanswered"] is True and reply.links == []
+    assert "spelling" not in reply.llm_meta and not reply.text.startswith("Вы имели в виду")
+
+
+def test_an_english_reply_says_it_in_english(knowledge, shop, no_model):
+    shop.language, shop.answers_in_visitor_language = "en", False
+
+    reply = ask(shop, MISSPELT)
+
+    assert reply.text.startswith("Did you mean: Как оплатить заказ?\n") and reply.links == [PAYMENT_LINK]
+
+
+def test_the_rules_turn_runs_no_speller_and_keeps_its_statement_count(knowledge, shop, no_model):
+    ask(shop, "Здравствуйте!")  # the voice's and the hours' first reads aside
+    with CaptureQueriesContext(connection) as greeting:
+        reply = ask(shop, "Здравствуйте!")
+
+    assert reply.intent == "greeting" and "spelling" not in reply.timings
+    assert len(greeting.captured_queries) == 0
+    assert not any("knowledge_entry" in query["sql"] for query in greeting.captured_queries)
+
+
+@pytest.mark.parametrize("text", ["оплта " * 1000, "🙂🙂🙂", "oплтаа заказа", "\ud800 оплтаить закз"])
+def test_bad_input_gets_a_reply_never_a_traceback(knowledge, shop, no_model, text):
+    reply = ask(shop, text)
+
+    assert reply.text and "\ud800" not in reply.text
+
+
+def test_with_a_model_the_models_fixed_reading_is_the_retry_not_the_speller(knowledge, shop, fake_llm):
+    fake_llm.script(tool_use({"intent": "question", "source": -1, "answer": "", "product_query": "", "fixed": ""}))
+
+    reply = ask(shop, MISSPELT)
+
+    assert len(fake_llm.requests) == 1 and reply.flags["unanswered"] is True
+    assert "spelling" not in reply.llm_meta and reply.llm_meta["retried_with_fixed"] is False
