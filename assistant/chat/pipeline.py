@@ -230,6 +230,10 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
     # Products: cards from the catalog rows (chat/products.py); the model may only introduce them.
     offered = _products(turn, text, intent.name, found, ai, meta)
     if offered is not None:
+        # No model and no goods: a misspelt topic word («скока стоит дастафка») reads as a product;
+        # the speller's reading may be a question the pages answer.
+        if retry and ai is None and offered.flags.get("unanswered") and not offered.cards:
+            return _spelled(turn, text) or offered
         return offered
     # 1. A valid source number and an answer: the answer, with the link of THAT entry, if that entry
     #    gives every fact of it; otherwise the entry's own words, never the model's.

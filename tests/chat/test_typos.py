@@ -87,3 +87,24 @@ def test_with_a_model_the_models_fixed_reading_is_the_retry_not_the_speller(know
 
     assert len(fake_llm.requests) == 1 and reply.flags["unanswered"] is True
     assert "spelling" not in reply.llm_meta and reply.llm_meta["retried_with_fixed"] is False
+
+
+def test_a_misspelt_topic_word_read_as_goods_is_read_again_as_the_question(knowledge, shop, no_model):
+    """«скока стоит дастафка»: the rules see a price of goods in the unknown word, the catalog has no
+    such goods; the speller's reading is the delivery question the shop's page answers."""
+    from assistant.commerce import catalog
+
+    feed = ("id;name;price;category;vendor;available;url\n"
+            "k-1;Чайник Ключ;2490;Кухонная техника;Ключ;да;https://shop.example/p/k-1\n")
+    assert catalog.catalog_import_bytes(bot=shop, data=feed.encode(), name="price.csv").run.status == "done"
+    from assistant.behavior.intents import classify
+
+    assert classify("Скока стоит дастафка по Москве?").name == "product"
+
+    reply = ask(shop, "Скока стоит дастафка по Москве?")
+
+    assert reply.text.startswith("Вы имели в виду: Скока стоит доставка по Москве?")
+    assert reply.links == [{"url": "https://shop.example/delivery", "title": "Доставка"}]
+    assert reply.cards == [] and not reply.flags.get("unanswered")
+    goods = ask(shop, "Сколько стоит утюг?")  # a real product word: the catalog's honest no-match stands
+    assert goods.flags.get("unanswered") and "spelling" not in goods.llm_meta
