@@ -132,6 +132,8 @@ def todays_rule() -> Iterator[None]:
     old_excerpts = _module_from_git("assistant/chat/excerpts.py", "baseline_excerpts", asked=old_asked)
     excerpt = old_excerpts.__dict__["excerpt"]  # it took no heading: the chain's is ignored
     old_excerpts.__dict__["excerpt"] = lambda text, question="", limit=400, heading="": excerpt(text, question, limit)
+    for name, value in vars(pipeline.excerpts).items():  # what the chain asks of it since (the scope check's
+        old_excerpts.__dict__.setdefault(name, value)    # shares_subject): today's, the same on both sides
     saved = pipeline.asked, pipeline.excerpts
     pipeline.asked, pipeline.excerpts = old_asked, old_excerpts
     try:
