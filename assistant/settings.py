@@ -340,6 +340,11 @@ CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
 CHAT_RESUME_SECONDS = env_int("CHAT_RESUME_SECONDS", 600)
 # A person waits on a chat answer: a model slower than this (seconds) gives way to retrieval-only.
 CHAT_LLM_TIMEOUT = env_float("CHAT_LLM_TIMEOUT", 8.0)
+# The checks of a reply without a model (docs/search.md), each switchable for `manage.py calibrate`
+# to show what it does: the speller's second pass (knowledge/spelling.py) and the scope check
+# (knowledge/scope.py: no excerpt from an entry about something else, nor for a name never mentioned).
+CHAT_SPELLER = env_bool("CHAT_SPELLER", True)
+CHAT_SCOPE_CHECK = env_bool("CHAT_SCOPE_CHECK", True)
 # Every other write of a widget socket, per visitor of a bot / per address per CHAT_RATE_WINDOW
 # (0 switches one off): new conversations, requests for an operator, ratings, contact forms.
 CHAT_RATE_CONVERSATIONS_IP = env_int("CHAT_RATE_CONVERSATIONS_IP", 10)

@@ -5,14 +5,17 @@ The questions:
 - the bot's question sets (the «Проверка» page) that say what a right answer shows (a page, a phrase);
 - its owner answers' wordings (corrections, Q/A pairs), asked as written: that answer must come;
 - files given to the command, in `manage.py evaluate`'s format (question, expected_url(s), answerable);
-- questions no company site answers, shipped with the product (insights/data/out_of_scope.*.txt).
+- questions no company site answers, shipped with the product (insights/data/out_of_scope.*.txt);
+- the answerable ones again with a slip in each of their two longest words (two letters swapped).
 
 Every question goes through the chain itself (`pipeline.answer`, no model: the reply every owner
 meets first, and the one the match threshold decides), once per candidate threshold around the
 bot's own. The candidate kept has the most right answers less WRONG_COST times the false ones (a
 confident wrong reply is the failure the product exists to prevent: it costs more than an honest
 no-answer to a question the site answers), then lies nearer the bot's threshold. Nothing is saved
-unless asked (`apply_threshold`).
+unless asked (`apply_threshold`). Then each check of the reply without a model (the speller, the
+scope check: settings.CHAT_SPELLER, CHAT_SCOPE_CHECK) is switched off in turn at the chosen
+threshold, so the owner sees what it gives and what it costs on these very questions.
 
 What must stay true: a threshold is never chosen from one side alone (no question with an answer,
 or none without, is refused with a message); the bot passed in is never changed in memory or in
@@ -29,6 +32,7 @@ from typing import Final
 
 from django.test.utils import override_settings
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from assistant.bots.models import Bot
 from assistant.chat import pipeline
@@ -43,6 +47,9 @@ STEP: Final = 0.01
 SPAN: Final = 0.05  # candidates: the bot's threshold ± SPAN, every STEP
 FLOOR, CEILING = 0.3, 0.9  # never proposed outside these
 WRONG_COST: Final = 2.0  # a false answer weighs as much as two right ones
+CHECKS: Final = (("CHAT_SPELLER", gettext_noop("исправление опечаток")),
+                 ("CHAT_SCOPE_CHECK", gettext_noop("проверка темы вопроса")))
+SLIP_MIN: Final = 5  # letters a word needs to get a slip
 
 
 class CalibrationError(Exception):
@@ -99,6 +106,7 @@ class Calibration:
     chosen: float
     sweep: list[Rates]  # every candidate, all questions
     groups: dict[str, tuple[Rates, Rates]] = field(default_factory=dict)  # group: (before, after)
+    checks: dict[str, Rates] = field(default_factory=dict)  # check's label: all questions with it off
 
     @property
     def changed(self) -> bool:
@@ -143,8 +151,29 @@ def file_cases(paths: Iterable[Path]) -> list[Case]:
     return cases
 
 
+def misspelt(question: str) -> str | None:
+    """`question` with one slip in each of its two longest words (the two letters in the middle of
+    the word swapped, as fast typing does); None when no word has SLIP_MIN letters."""
+    words = question.split()
+    longest = sorted((i for i, w in enumerate(words) if sum(c.isalpha() for c in w) >= SLIP_MIN),
+                     key=lambda i: -len(words[i]))[:2]
+    if not longest:
+        return None
+    for i in longest:
+        word, middle = words[i], len(words[i]) // 2
+        if word[middle - 1] != word[middle]:
+            words[i] = word[:middle - 1] + word[middle] + word[middle - 1] + word[middle + 1:]
+    slipped = " ".join(words)
+    return slipped if slipped != question else None
+
+
 def all_cases(bot: Bot, files: Sequence[Path] = ()) -> list[Case]:
     cases = bot_cases(bot) + file_cases(files)
+    group = _("с опечатками")
+    for case in [c for c in cases if c.answerable]:
+        slipped = misspelt(case.question)
+        if slipped is not None:
+            cases.append(Case(slipped, group, True, case.expected_urls, case.expected_phrase, case.expected_entry_id))
     for language in ("ru", "en"):
         group = _("вне тематики (поставляется), %(language)s") % {"language": language}
         cases += [Case(question, group, False) for question in shipped_out_of_scope(language)]
@@ -173,11 +202,12 @@ def judged(case: Case, reply: pipeline.Reply) -> Outcome:
     return Outcome(case, True, url_ok and phrase_ok)
 
 
-def run(bot: Bot, cases: Sequence[Case], threshold: float) -> list[Outcome]:
-    """Every case through the chain without a model, as if the bot's match threshold were `threshold`."""
+def run(bot: Bot, cases: Sequence[Case], threshold: float, *, off: str = "") -> list[Outcome]:
+    """Every case through the chain without a model, as if the bot's match threshold were `threshold`
+    (and the check named by `off`, a setting of CHECKS, switched off)."""
     trial = copy.copy(bot)  # the caller's bot stays as it is
     trial.match_threshold = threshold
-    with override_settings(LLM_PROVIDER="none"):
+    with override_settings(LLM_PROVIDER="none", **({off: False} if off else {})):
         return [judged(case, pipeline.answer(bot=trial, text=case.question, history=[])) for case in cases]
 
 
@@ -214,6 +244,8 @@ def calibrate(bot: Bot, cases: Sequence[Case], *, span: float = SPAN, step: floa
         def of(found: list[Outcome], t: float, group: str = group) -> Rates:
             return rates([o for o in found if o.case.group == group], t)
         result.groups[group] = (of(outcomes[before], before), of(outcomes[chosen], chosen))
+    for setting, label in CHECKS:
+        result.checks[_(label)] = rates(run(bot, cases, chosen, off=setting), chosen)
     return result
 
 

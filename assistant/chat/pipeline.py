@@ -288,6 +288,8 @@ def _spelled(turn: Turn, text: str) -> Reply | None:
     """The reply to `text` as the speller reads it, led by what was understood («Вы имели в виду:
     …»), when that one more pass answers; None when the speller changes nothing or the pass finds
     no answer either (the raw text's no-answer stands)."""
+    if not settings.CHAT_SPELLER:
+        return None
     with turn.timed("spelling"):
         spelled = spelling.correct(turn.bot.pk, text)
     if not spelled.changes or _comparable(spelled.text) == _comparable(text):
@@ -437,7 +439,7 @@ def _off_subject(turn: Turn, text: str, entry: SearchResult) -> list[str]:
     knowledge never mentions, else the question's subject words when the entry has none of them;
     empty when it may be shown. A question in another language than the knowledge's is not judged
     by the knowledge's words: the embedding model reads across languages, the lexicon does not."""
-    if replies.text_language(text) not in (None, replies.bot_language(turn.bot)):
+    if not settings.CHAT_SCOPE_CHECK or replies.text_language(text) not in (None, replies.bot_language(turn.bot)):
         return []
     with turn.timed("search"):
         words = scope.subject_words(text)

@@ -2,7 +2,8 @@
 recalibrated on its own questions and the shipped out-of-scope ones (insights/calibration.py).
 
 Prints, for every group of questions, answered-right, refusal and false answers with the bot's
-threshold (before) and the chosen one (after), and every candidate tried. `--apply` saves the
+threshold (before) and the chosen one (after), every candidate tried, and what each check of the
+reply without a model (the speller, the scope check) changes at the chosen threshold. `--apply` saves the
 chosen threshold; without it nothing changes.
 """
 
@@ -66,6 +67,7 @@ def as_json(result: Calibration, *, applied: bool) -> dict[str, Any]:
         "before": result.before, "chosen": result.chosen, "applied": applied and result.changed,
         "groups": {name: {"before": b.as_dict(), "after": a.as_dict()} for name, (b, a) in result.groups.items()},
         "sweep": [r.as_dict() for r in result.sweep],
+        "checks_off": {label: rates.as_dict() for label, rates in result.checks.items()},
     }
 
 
@@ -87,6 +89,10 @@ def render(result: Calibration, *, applied: bool) -> str:
         lines += [_row(name + " · " + _("сейчас"), before), _row(name + " · " + _("с новым порогом"), after)]
     lines += ["", _("Все пороги (все вопросы):"), head]
     lines += [_row(("→ " if r.threshold == result.chosen else "  ") + _("все"), r) for r in result.sweep]
+    on = next(r for r in result.sweep if r.threshold == result.chosen)
+    lines += ["", _("Проверки ответа без модели при пороге %(chosen).3f (все вопросы):") % {"chosen": result.chosen},
+              head, _row(_("все проверки включены"), on)]
+    lines += [_row(_("без: %(check)s") % {"check": label}, rates) for label, rates in result.checks.items()]
     lines.append("")
     if not result.changed:
         lines.append(_("Порог бота уже лучший из проверенных: ничего не меняем."))
