@@ -36,14 +36,14 @@ XSS_SCRIPT = "<script>window.__xss=1</script>"
 PAGES = ["/returns/", "/returns/defective/", "/delivery/", "/payment/", "/warranty/", "/faq/"]
 
 
-def learn_pages(bot: Bot, origin: str) -> None:
+def learn_pages(bot: Bot, origin: str, pages: list[str] = PAGES) -> None:
     from knowledge.chunking import page_drafts
     from knowledge.extract import html_extract
     from knowledge.indexing import embed_pending
     from knowledge.services import entry_upsert, source_get_or_create
 
     source = source_get_or_create(bot=bot, kind="site", url=f"{origin}/", title="Демо-магазин")
-    for path in PAGES:
+    for path in pages:
         url = f"{origin}{path}"
         with urlopen(url, timeout=10) as response:
             page = html_extract(response.read(), url=url)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.request import urlopen
 
 import pytest
 from django.db import connections
@@ -22,6 +21,7 @@ from pytest_django import DjangoDbBlocker
 
 from assistant.bots.models import Bot
 from tests.e2e.conftest import ShopFactory, snippet
+from tests.e2e.test_widget_live import learn_pages
 from tests.e2e.widget import NO_ANSWER, Widget
 
 pytestmark = pytest.mark.django_db
@@ -34,19 +34,8 @@ def learn(bot: Bot, origin: str) -> None:
     """The pages through the crawler's own extraction and chunking, and the feed through its import."""
     from assistant.commerce import catalog
     from assistant.commerce.embedding import offers_embed_pending
-    from knowledge.chunking import page_drafts
-    from knowledge.extract import html_extract
-    from knowledge.indexing import embed_pending
-    from knowledge.services import entry_upsert, source_get_or_create
 
-    source = source_get_or_create(bot=bot, kind="site", url=f"{origin}/", title="ТехноДом")
-    for path in PAGES:
-        url = f"{origin}{path}"
-        with urlopen(url, timeout=10) as response:
-            page = html_extract(response.read(), url=url)
-        for draft in page_drafts(url=url, title=page.title, blocks=page.blocks):
-            entry_upsert(bot=bot, source=source, draft=draft)
-    assert embed_pending(bot_id=bot.pk) > 0
+    learn_pages(bot, origin, PAGES)
     run = catalog.catalog_import_url(bot=bot, url=f"{origin}/market.xml").run
     assert run.status == "done", run.message
     offers_embed_pending(bot_id=bot.pk)
@@ -64,18 +53,6 @@ def shop(live_app: str, shop_factory: ShopFactory, django_db_blocker: DjangoDbBl
     with django_db_blocker.unblock():
         bot.delete()
         connections.close_all()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import os
-
-    from tests.e2e.conftest import SCREENSHOTS
-
-    if os.environ.get("SPRAVKA_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        return SCREENSHOTS
-    return tmp_path_factory.mktemp("screenshots")
 
 
 def reply_to(widget: Widget, question: str, count: int) -> Locator:
