@@ -1,4 +1,4 @@
-"""`Authorization: Bearer spr_…`: a per-bot key (assistant.bots.apikeys). The key's bot scopes every
+"""`Authorization: Bearer spr_…`: a per-bot key (bots.apikeys). The key's bot scopes every
 query the request makes; there is no other way in."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from assistant.bots.apikeys import api_key_authenticate
-from assistant.bots.models import ApiKey, Bot
+from bots.apikeys import api_key_authenticate
+from bots.models import ApiKey, Bot
 
 MAX_HEADER = 200  # a key is 58 characters; anything far longer is not one
 

@@ -8,7 +8,7 @@ from typing import Any
 import django_filters as filters
 from django.db.models import QuerySet
 
-from assistant.chat.models import Conversation
+from chat.models import Conversation
 from feedback.models import Gap
 from knowledge.models import Entry, Source
 from review.models import ReviewItem

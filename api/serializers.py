@@ -10,8 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from api.fields import StrictBooleanField, StrictCharField, StrictFloatField, StrictIntegerField, StrictSerializer
-from assistant.chat.frames import MAX_QUESTION_CHARS
-from assistant.validators import validate_link
+from chat.frames import MAX_QUESTION_CHARS
+from core.validators import validate_link
 from knowledge.models import CrawlRun, Entry, Source
 from knowledge.services import TEXT_MAX, TITLE_MAX
 

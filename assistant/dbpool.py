@@ -23,7 +23,7 @@ PoolTimeout, an OperationalError, takes the same road as a database that is away
 leaves the pool (CONN_HEALTH_CHECKS), so one broken by a PostgreSQL restart is thrown away, never
 handed out; one that failed during a request goes back broken and the pool discards it. The
 widget's and the inbox's socket threads keep the pooled connection they took between calls, as
-they kept their own before (assistant/chat/consumers.py, KEEP_POOLED).
+they kept their own before (chat/consumers.py, KEEP_POOLED).
 """
 
 from __future__ import annotations

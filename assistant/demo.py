@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from assistant import dbpool, startup
-from assistant.bots.models import Bot, Membership
+from bots.models import Bot, Membership
 
 DEMO_SLUG = "demo"
 DEMO_OWNER = "owner@demo.spravka"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from channels.auth import AuthMiddlewareStack
 from django.urls import URLPattern, path
 
-from assistant.chat.consumers import ChatConsumer
-from assistant.inbox.consumers import InboxConsumer
+from chat.consumers import ChatConsumer
+from inbox.consumers import InboxConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     # The widget key is public (it is in the site's HTML); the consumer checks it and the Origin.

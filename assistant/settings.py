@@ -45,12 +45,12 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "channels",
-    "assistant.bots",
-    "assistant.behavior",
+    "bots",
+    "behavior",
     "knowledge",
-    "assistant.llm",
-    "assistant.chat",
-    "assistant.inbox",
+    "llm",
+    "chat",
+    "inbox",
     "review",
     "feedback",
     "routes",
@@ -59,8 +59,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from STATIC_URL (no CDN)
     "api",
-    "assistant.commerce",
-    "assistant.voice",  # the Voice layer: sliders, dictionary, «условия», canned replies
+    "knowledge.catalog",
+    "voice",  # the Voice layer: sliders, dictionary, «условия», canned replies
     "tuning",  # the owner's voice and experiments pages
     "dashboard",  # the owner dashboard at / and /b/<slug>/ (above feedback, review, inbox)
 ]
@@ -125,7 +125,7 @@ DATABASES = {"default": _database_from_url(DATABASE_URL)}
 # off (so does DB_CONN_MAX_AGE > 0 unless DB_POOL=1 is set too, which is refused: the pool needs 0).
 # Each process holds DB_POOL_MIN_SIZE..DB_POOL_MAX_SIZE connections: plan PostgreSQL's
 # max_connections for N uvicorn processes × the maximum. Its users at once: the widget's and the
-# inbox's socket threads (DB_THREADS, asyncio's default executor size: assistant.chat.consumers)
+# inbox's socket threads (DB_THREADS, asyncio's default executor size: chat.consumers)
 # and one thread per HTTP request in flight (asgiref's per-request thread; asgiref 3.13 reads no
 # ASGI_THREADS), so the default maximum is DB_THREADS + 4. A request that waits DB_POOL_TIMEOUT s
 # for a connection gets the database-away error (the widget's `unavailable` frame).
@@ -161,7 +161,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spravka")
 CELERY_EMBED_QUEUE = env_str("CELERY_EMBED_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-embed")
 CELERY_TASK_ROUTES = {
     "knowledge.tasks.embed_bot": {"queue": CELERY_EMBED_QUEUE},
-    "assistant.commerce.tasks.offers_embed": {"queue": CELERY_EMBED_QUEUE},  # offer vectors (commerce/embedding.py)
+    "knowledge.catalog.tasks.offers_embed": {"queue": CELERY_EMBED_QUEUE},  # offer vectors (commerce/embedding.py)
 }
 WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, CELERY_EMBED_QUEUE]  # what `make run` and the tests consume
 CELERY_TASK_ACKS_LATE = True
@@ -178,12 +178,12 @@ EMBED_LOCK_SECONDS = env_int("EMBED_LOCK_SECONDS", 120)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recrawl-due-sources": {"task": "knowledge.tasks.recrawl_due_sources", "schedule": 300.0},
     # Operators: e-mail about conversations waiting too long; the contact form when nobody came.
-    "alert-waiting-operators": {"task": "assistant.inbox.tasks.alert_waiting", "schedule": 30.0},
-    "offer-leads-to-waiting": {"task": "assistant.chat.tasks.offer_leads_to_waiting", "schedule": 30.0},
-    "purge-expired-transcripts": {"task": "assistant.chat.tasks.purge_expired", "schedule": 6 * 3600.0},
+    "alert-waiting-operators": {"task": "inbox.tasks.alert_waiting", "schedule": 30.0},
+    "offer-leads-to-waiting": {"task": "chat.tasks.offer_leads_to_waiting", "schedule": 30.0},
+    "purge-expired-transcripts": {"task": "chat.tasks.purge_expired", "schedule": 6 * 3600.0},
 }
 
-# The widget's channel layer (assistant/chat/layers.py): one bounded pool of Redis connections per
+# The widget's channel layer (chat/layers.py): one bounded pool of Redis connections per
 # ASGI process; a burst of group_add / group_discard (thousands of sockets opening or closing at
 # once) waits up to CHANNELS_POOL_TIMEOUT s for a free connection instead of failing.
 CHANNELS_POOL_SIZE = env_int("CHANNELS_POOL_SIZE", 20)
@@ -192,7 +192,7 @@ if CHANNELS_POOL_SIZE < 4:  # one connection sits in the layer's BZPOPMIN; the r
     raise ImproperlyConfigured(f"CHANNELS_POOL_SIZE must be at least 4; got {CHANNELS_POOL_SIZE}")
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "assistant.chat.layers.BoundedRedisChannelLayer",
+        "BACKEND": "chat.layers.BoundedRedisChannelLayer",
         # redis-py 8 reads with a 5 s socket timeout by default, the same as the layer's 5 s
         # BZPOPMIN: an idle socket then dies with "Timeout reading". Give reads room to spare.
         "CONFIG": {
@@ -287,9 +287,9 @@ AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 30))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one over the limit locks
 AXES_RESET_ON_SUCCESS = True
-AXES_USERNAME_CALLABLE = "assistant.bots.accounts.login_username"
-AXES_CLIENT_IP_CALLABLE = "assistant.bots.accounts.client_ip"
-AXES_LOCKOUT_CALLABLE = "assistant.bots.accounts.locked_out"
+AXES_USERNAME_CALLABLE = "bots.accounts.login_username"
+AXES_CLIENT_IP_CALLABLE = "bots.accounts.client_ip"
+AXES_LOCKOUT_CALLABLE = "bots.accounts.locked_out"
 if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60:
     raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_LOCKOUT_MINUTES at least 1")
 
@@ -333,7 +333,7 @@ CHAT_PROXY_HOPS = env_int("CHAT_PROXY_HOPS", 0)
 # A resent message whose answer is still being made waits this long for it (seconds) ...
 CHAT_REPLY_WAIT = env_float("CHAT_REPLY_WAIT", 30.0)
 # ... and the claim on making that answer expires after this long, should its worker die (a dead
-# process's claims are taken over sooner: assistant/chat/claims.py).
+# process's claims are taken over sooner: chat/claims.py).
 CHAT_ANSWER_CLAIM_SECONDS = env_int("CHAT_ANSWER_CLAIM_SECONDS", 120)
 # A visitor who reconnects (a new page, a crashed server) within this many seconds of a question the
 # bot has not answered yet gets its answer on the new socket.
@@ -369,7 +369,7 @@ CATALOG_MAX_BYTES = env_int("CATALOG_MAX_BYTES", 50 * 1024 * 1024)
 # Catalog feeds by address with a schedule (importcatalog --every-hours, the admin's upload form):
 # checked like the crawler's recrawl_hours, every 5 minutes.
 CELERY_BEAT_SCHEDULE |= {
-    "catalog-refresh-due": {"task": "assistant.commerce.tasks.catalog_refresh_due", "schedule": 300.0},
+    "catalog-refresh-due": {"task": "knowledge.catalog.tasks.catalog_refresh_due", "schedule": 300.0},
 }
 # Order lookups per visitor of a bot / per address per CHAT_RATE_WINDOW (enumerating orders is an attack).
 CHAT_RATE_ORDERS_VISITOR = env_int("CHAT_RATE_ORDERS_VISITOR", 5)
@@ -432,7 +432,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- Members (assistant/bots/members.py): invitation links expire after this many days ---
+# --- Members (bots/members.py): invitation links expire after this many days ---
 INVITE_MAX_AGE_DAYS = env_int("INVITE_MAX_AGE_DAYS", 7)
 
 # --- Insights (insights/): question sets re-run this many seconds after the bot's knowledge changed

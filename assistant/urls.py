@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
-from assistant.bots import accounts
+from bots import accounts
 from dashboard import views as dashboard_views
 
 admin.site.site_header = "Spravka"
@@ -14,8 +14,8 @@ urlpatterns = [
     path("accounts/", include(accounts.urlpatterns)),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
-    path("bots/", include("assistant.bots.urls")),
-    path("inbox/", include("assistant.inbox.urls")),
+    path("bots/", include("bots.urls")),
+    path("inbox/", include("inbox.urls")),
     path("answers/", include("review.urls")),
     path("routes/", include("routes.urls")),
     path("api/", include("api.urls")),  # the REST API, its schema and docs (docs/api.md)

@@ -93,7 +93,7 @@ def ms_each(call: Callable[[], Any], count: int) -> list[float]:
 def list_rows(size: int, bot: Any, requests: int) -> list[list[Any]]:
     from django.test import Client
 
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
     from knowledge.evaluation import percentile
     from knowledge.selectors import entries_of
 
@@ -136,10 +136,10 @@ def list_rows(size: int, bot: Any, requests: int) -> list[list[Any]]:
 def ask_rows(bot: Any, questions: list[str], rounds: int, overrides: dict[str, Any]) -> list[list[Any]]:
     from django.test import Client, override_settings
 
-    from assistant.bots.apikeys import api_key_create
-    from assistant.chat import pipeline
-    from assistant.chat.services import conversation_ask_once
     from bench.chain_speed import clear_query_cache
+    from bots.apikeys import api_key_create
+    from chat import pipeline
+    from chat.services import conversation_ask_once
     from knowledge.evaluation import percentile
 
     client = Client(HTTP_AUTHORIZATION=f"Bearer {api_key_create(bot=bot, name='bench-ask')[1]}")

@@ -1,4 +1,4 @@
-"""The chain's budget check (assistant/llm/budget.py) at 10k and 100k billing lines this month.
+"""The chain's budget check (llm/budget.py) at 10k and 100k billing lines this month.
 
     python bench/budget_check.py [--rows 10000 100000] [--rounds 300]
 
@@ -41,8 +41,8 @@ def load(bot: Any, rows: int) -> None:
     """`rows` billing lines spread over this month so far."""
     from django.utils import timezone
 
-    from assistant.llm import budget
-    from assistant.llm.models import Usage
+    from llm import budget
+    from llm.models import Usage
 
     Usage.objects.filter(bot=bot).delete()
     start, now = budget.month_start(), timezone.now()
@@ -58,9 +58,9 @@ def measure(bot: Any, free: Any, rows: int, rounds: int) -> list[tuple[str, tupl
     from django.core.cache import cache
     from django.db.models import Sum
 
-    from assistant.bots.models import Bot
-    from assistant.llm import budget
-    from assistant.llm.models import Usage
+    from bots.models import Bot
+    from llm import budget
+    from llm.models import Usage
 
     load(bot, rows)
     budget.budget_set(bot=bot, limit=Decimal("1000000"))

@@ -111,8 +111,8 @@ def give_vectors(bot: Any) -> int:
     import numpy as np
     from django.conf import settings
 
-    from assistant.commerce.embedding import offer_vectors_write
-    from assistant.commerce.models import CatalogOffer
+    from knowledge.catalog.embedding import offer_vectors_write
+    from knowledge.catalog.models import CatalogOffer
     from knowledge.embeddings import DIMENSIONS, get_embedder
 
     key = get_embedder().key
@@ -138,7 +138,7 @@ def vacuum() -> None:
 
 def meaning_rows(bot: Any, count: int, when: str = "") -> list[str]:
     """Questions no offer's words match: the fallback by meaning, vector cached and not."""
-    from assistant.commerce.products import product_search
+    from knowledge.catalog.products import product_search
     from knowledge.embeddings import get_embedder
     from knowledge.evaluation import percentile
 
@@ -171,9 +171,9 @@ def search_rows(bot: Any, count: int, *, baseline: bool = True, when: str = "") 
     """p50 / p95 of product search and of the entries search at the same size, same questions."""
     import numpy as np
 
-    from assistant.commerce.models import CatalogOffer
-    from assistant.commerce.products import product_search
     from bench import search_speed
+    from knowledge.catalog.models import CatalogOffer
+    from knowledge.catalog.products import product_search
     from knowledge.evaluation import percentile
     from knowledge.indexing import lexicon_refresh
     from knowledge.search import search_entries
@@ -236,8 +236,8 @@ def main() -> None:
     common.setup_django()
     from lxml import etree
 
-    from assistant.commerce import catalog, feeds
-    from assistant.commerce.models import CatalogOffer
+    from knowledge.catalog import catalog, feeds
+    from knowledge.catalog.models import CatalogOffer
 
     bot = common.bench_bot(SLUG, fresh=True)
     folder = Path(tempfile.mkdtemp(prefix="spravka-catalog-"))
@@ -271,7 +271,7 @@ def main() -> None:
         print(f"{args.questions} questions; ms.\n")
         print("| search | p50 | p95 | questions with offers | target p95 ≤ 50 ms |")
         print("|---|---|---|---|---|")
-        from assistant.commerce.embedding import offers_statistics_refresh
+        from knowledge.catalog.embedding import offers_statistics_refresh
 
         vectors = give_vectors(bot)
         stale = meaning_rows(bot, args.questions // 2, " — before the task's ANALYZE")

@@ -85,7 +85,7 @@ def machine() -> str:
 
 def bench_bot(slug: str, *, fresh: bool = False) -> Any:
     """A bot for one benchmark data set; `fresh` deletes whatever an earlier run left."""
-    from assistant.bots.models import Bot
+    from bots.models import Bot
 
     if fresh:
         drop_bot(slug)
@@ -98,7 +98,7 @@ def drop_bot(slug: str) -> None:
     write a history record for each, minutes for 100k entries."""
     from django.db import connection
 
-    from assistant.bots.models import Bot
+    from bots.models import Bot
 
     for bot in Bot.objects.filter(slug=slug):
         with connection.cursor() as cursor:
@@ -113,7 +113,7 @@ def bench_member(bot: Any, email: str, role: str, **names: str) -> tuple[Any, st
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     user, _created = get_user_model().objects.get_or_create(username=email, defaults={"email": email, **names})
     Membership.objects.get_or_create(bot=bot, user=user, defaults={"role": role})

@@ -68,7 +68,7 @@ def _spread(table: str, column: str, bot_id: int) -> None:
 def fill(bot: Any, *, entries: int, conversations: int) -> None:
     from django.utils import timezone
 
-    from assistant.chat.models import Conversation, Lead, Message
+    from chat.models import Conversation, Lead, Message
     from feedback.models import Gap, GapQuestion, Outcome
     from knowledge.models import CrawlRun, Entry, Source
     from review.models import ReviewItem
@@ -183,7 +183,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from assistant.bots.models import Membership
+    from bots.models import Membership
     from knowledge.models import Entry
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]

@@ -143,7 +143,7 @@ def main() -> None:
     load_before = os.getloadavg()
     common.setup_django()
     from assistant.asgi import uvicorn_flags
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
     from knowledge.evaluation import percentile
 
     bot = common.bench_bot(SLUG, fresh=True)

@@ -54,7 +54,7 @@ def said() -> dict[str, Any]:
 
 def shop_bot() -> Any:
     """The chat tests' shop (tests/chat/conftest.py KNOWLEDGE), embedded; no conversations left."""
-    from assistant.chat.models import Conversation
+    from chat.models import Conversation
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
     from knowledge.services import EntryDraft, entry_upsert

@@ -157,7 +157,7 @@ class Variants:
 
     def content_stems(self, text: str, parts: frozenset[str]) -> frozenset[str]:
         """Stems of the words whose first pymorphy3 parse is one of `parts` (empty: every word)."""
-        from assistant.chat import friction
+        from chat import friction
 
         if not parts:
             return self.g.stems(text)
@@ -315,7 +315,7 @@ class Variants:
 
     def lemmas(self, text: str) -> frozenset[str]:
         """Content-word lemmas (pymorphy3's first parse), the stop words of friction.stems left out."""
-        from assistant.chat import friction
+        from chat import friction
 
         out = set()
         for word in friction._WORD.findall(friction._yo(text).lower()):

@@ -54,7 +54,7 @@ QUESTIONS = [
 
 def fill(bot: Any, waiting: int, others: int) -> None:
     """The conversations, through the services the widget socket calls."""
-    from assistant.chat import services
+    from chat import services
 
     for n in range(waiting):
         conversation = services.conversation_open(bot=bot, visitor_id=f"v_wait_{n}", ip="127.0.0.1",

@@ -92,7 +92,7 @@ def copy_bot(slug: str, *, without_faq: bool) -> Any:
 def drop(slug: str) -> None:
     """Delete a bench bot; rows pointing at its entries go first (common.drop_bot deletes the entries
     in one statement, which the database refuses while a correction still points at one)."""
-    from assistant.bots.models import Bot
+    from bots.models import Bot
     from feedback.models import Gap
     from review.models import Correction, ReviewItem
 
@@ -318,7 +318,7 @@ def fake_model() -> Iterator[Any]:
 
 
 def answer_of(bot: Any, text: str) -> Any:
-    from assistant.chat.pipeline import answer
+    from chat.pipeline import answer
 
     return answer(bot=bot, text=text, history=[])
 
@@ -347,7 +347,7 @@ class Oracle:
 
 def measure(bot: Any, oracle: Oracle, chosen: list[dict[str, Any]]) -> tuple[float, str]:
     """(accuracy on the paraphrase split, the same on the topics the owner has corrected: right/n)."""
-    from assistant.chat.pipeline import answer
+    from chat.pipeline import answer
 
     taught = set(oracle.owner_entries.values())
     right = {row["id"]: oracle.right(row, answer(bot=bot, text=row["paraphrase"], history=[]).source_entry_id)
@@ -358,7 +358,7 @@ def measure(bot: Any, oracle: Oracle, chosen: list[dict[str, Any]]) -> tuple[flo
 
 
 def visitors_ask(bot: Any, oracle: Oracle, chosen: list[dict[str, Any]]) -> None:
-    from assistant.chat import services
+    from chat import services
 
     for row in chosen:
         conversation = services.conversation_open(bot=bot, visitor_id=f"lc-{uuid.uuid4().hex[:12]}")

@@ -137,7 +137,7 @@ async def open_socket(url: str, visitor_id: str, tally: Tally) -> Socket:
 
 
 def questions() -> list[str]:
-    from assistant.behavior.intents import classify
+    from behavior.intents import classify
 
     rows = common.read_jsonl(common.DEMO_CASES)
     return [row["question"] for row in rows if classify(row["question"]).name != "operator"]
@@ -243,8 +243,8 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
-    from assistant.chat import replies
-    from assistant.chat.models import Conversation
+    from chat import replies
+    from chat.models import Conversation
     from tests.faults.harness import Fleet, database_url
 
     bot = prepare_bot()

@@ -44,7 +44,7 @@ TARGET_MS = 20.0
 
 
 def _serve(delay_ms: float, ports: Any) -> None:
-    from tests.commerce.shop_api import ShopAPI
+    from tests.knowledge.catalog.shop_api import ShopAPI
 
     api = ShopAPI(delay=delay_ms / 1000).start()
     ports.put(api.port)
@@ -66,12 +66,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def measure(bot: Any, template: str, lookups: int) -> dict[str, list[float]]:
-    from assistant.chat import services
-    from assistant.chat.orders import Caller
-    from assistant.chat.pipeline import answer
-    from assistant.commerce import endpoint as order_http
-    from assistant.commerce import secrets
-    from assistant.commerce.services import order_endpoint_configure
+    from chat import services
+    from chat.orders import Caller
+    from chat.pipeline import answer
+    from knowledge.catalog import endpoint as order_http
+    from knowledge.catalog import secrets
+    from knowledge.catalog.services import order_endpoint_configure
 
     endpoint = order_endpoint_configure(
         bot=bot, url_template=template, headers={"Authorization": "Bearer bench-token"}, status_pointer="/status",
@@ -160,7 +160,7 @@ def main() -> None:
             print(f"<!-- delay {delay:g}: load average {load}; mean baseline {statistics.fmean(base):.1f}, chain "
                   f"{statistics.fmean(chain):.1f}, services {statistics.fmean(full):.1f} -->")
     finally:
-        from assistant.commerce.models import OrderLookup
+        from knowledge.catalog.models import OrderLookup
 
         OrderLookup.objects.filter(bot=bot).delete()
         common.drop_bot(SLUG)

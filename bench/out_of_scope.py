@@ -83,8 +83,8 @@ def baseline_modules() -> tuple[Any, Any]:
 
     saved, truthfulness.BASELINE_COMMIT = truthfulness.BASELINE_COMMIT, BASELINE_COMMIT
     try:
-        old_asked = truthfulness._module_from_git("assistant/chat/asked.py", "baseline_asked")
-        old = truthfulness._module_from_git("assistant/chat/excerpts.py", "baseline_excerpts", asked=old_asked)
+        old_asked = truthfulness._module_from_git("chat/asked.py", "baseline_asked")
+        old = truthfulness._module_from_git("chat/excerpts.py", "baseline_excerpts", asked=old_asked)
     finally:
         truthfulness.BASELINE_COMMIT = saved
     return (lambda *args: []), old
@@ -93,7 +93,7 @@ def baseline_modules() -> tuple[Any, Any]:
 @contextlib.contextmanager
 def check_off(baseline: tuple[Any, Any]) -> Iterator[None]:
     """The chain without the subject check and with main's excerpts: the baseline."""
-    from assistant.chat import pipeline
+    from chat import pipeline
 
     saved = pipeline._off_subject, pipeline.excerpts
     pipeline._off_subject, pipeline.excerpts = baseline
@@ -110,7 +110,7 @@ def _replies(bots: dict[str, Any], cases: list[tuple[str, str]]) -> Timed:
     """Each question answered with the check off, then on (turn by turn, so both see the same warmth)."""
     from django.test import override_settings
 
-    from assistant.chat import pipeline
+    from chat import pipeline
 
     baseline = baseline_modules()
     off: list[Any] = []
@@ -140,7 +140,7 @@ def _bare_yes_no(reply: Any) -> bool:
 
 def whatever_the_score(bots: dict[str, Any], cases: list[tuple[str, str]]) -> tuple[list[bool], list[float]]:
     """The check on the entry the chain would show, for every question (turns timed apart)."""
-    from assistant.chat import asked, pipeline
+    from chat import asked, pipeline
     from knowledge.search import search_entries
 
     refused, times = [], []
@@ -158,7 +158,7 @@ def main() -> None:
     os.environ.setdefault("CRAWL_ALLOW_PRIVATE", "1")
     common.setup_django()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from assistant.bots.models import Bot
+    from bots.models import Bot
 
     bots = {name: Bot.objects.get(slug=f"bench-{name}-e5-small") for name in ("demo", "vkcloud")}
     sets = question_sets()

@@ -6,8 +6,8 @@ The bench bot (`bench-products`, its own: the shared demo bot has no catalog) ge
 (demo/site/market.xml) imported and its offers embedded, then every question goes through the whole
 chain with no model (`LLM_PROVIDER=none`, `pipeline.answer`), twice in the same run:
 
-- baseline: the product route of main at BASELINE_COMMIT (assistant/chat/products.py and
-  assistant/commerce/products.py read from git, so it is that very code);
+- baseline: the product route of main at BASELINE_COMMIT (chat/products.py and
+  knowledge/catalog/products.py read from git, so it is that very code);
 - now: this branch (catalog_words.py reads vendors, categories, names the feed lacks, show requests).
 
 Measured:
@@ -109,10 +109,10 @@ def _module_from_git(path: str, name: str, **names: Any) -> types.ModuleType:
 @contextlib.contextmanager
 def todays_route() -> Iterator[None]:
     """The chain with the product route of BASELINE_COMMIT (its search included)."""
-    from assistant.chat import pipeline
+    from chat import pipeline
 
-    old_search = _module_from_git("assistant/commerce/products.py", "baseline_commerce_products")
-    old_route = _module_from_git("assistant/chat/products.py", "baseline_chat_products", products=old_search)
+    old_search = _module_from_git("knowledge/catalog/products.py", "baseline_commerce_products")
+    old_route = _module_from_git("chat/products.py", "baseline_chat_products", products=old_search)
     saved = pipeline.products
     pipeline.products = old_route
     try:
@@ -122,8 +122,8 @@ def todays_route() -> Iterator[None]:
 
 
 def prepare() -> Any:
-    from assistant.commerce import catalog
-    from assistant.commerce.embedding import offers_embed_pending
+    from knowledge.catalog import catalog
+    from knowledge.catalog.embedding import offers_embed_pending
 
     bot = common.bench_bot(SLUG, fresh=True)
     data = FEED.read_bytes().replace(b"__BASE__", BASE.encode())
@@ -136,7 +136,7 @@ def prepare() -> Any:
 def ask(bot: Any, questions: list[str]) -> tuple[list[Any], list[float]]:
     from django.test import override_settings
 
-    from assistant.chat import pipeline
+    from chat import pipeline
 
     replies, costs = [], []
     with override_settings(LLM_PROVIDER="none"):
@@ -161,7 +161,7 @@ def scores(replies: list[Any], questions: list[tuple[str, list[str]]] = PRODUCT_
 
 
 def not_product_questions() -> list[str]:
-    from assistant.behavior.intents import classify
+    from behavior.intents import classify
 
     asked = [(row["question"], row.get("answerable", True)) for row in common.read_jsonl(common.DEMO_CASES)]
     asked += [(row["question"], True) for row in common.read_jsonl(Path(__file__).parent / "data" / "one_fact.jsonl")
@@ -170,8 +170,8 @@ def not_product_questions() -> list[str]:
 
 
 def cost_of_reading(repeat: int) -> float:
-    from assistant.chat.catalog_words import named
-    from assistant.commerce import products
+    from chat.catalog_words import named
+    from knowledge.catalog import products
 
     bot = common.bench_bot(SLUG)
     vendors, categories = products.facets(bot)

@@ -31,7 +31,7 @@ def load_queue(bot: Any, n: int) -> list[int]:
     """n flagged answers (visitor question + bot answer in a conversation each) and their items."""
     from django.utils import timezone
 
-    from assistant.chat.models import Conversation, Message
+    from chat.models import Conversation, Message
     from knowledge.services import EntryDraft, entry_upsert
     from review.models import ReviewItem
 
@@ -94,8 +94,8 @@ def run(n: int, rounds: int) -> list[list[Any]]:
     from django.test import Client
     from django.urls import reverse
 
-    from assistant.bots.models import Membership
     from bench.learning_curve import drop
+    from bots.models import Membership
     from review.models import ReviewItem
 
     drop(SLUG)

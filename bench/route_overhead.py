@@ -67,7 +67,7 @@ def baseline_calls(fake: Any, calls: list[tuple[str, dict[str, Any]]]) -> float:
     import anthropic
     from django.conf import settings
 
-    from assistant.llm.anthropic_provider import _sdk_client
+    from llm.anthropic_provider import _sdk_client
 
     client = _sdk_client(settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL)
     started = time.perf_counter()
@@ -101,7 +101,7 @@ def run(reviews: list[Any], fake: Any, name: str, *, one_commit: bool = False) -
     from django.conf import settings
     from django.db import transaction
 
-    from assistant.llm.models import Usage
+    from llm.models import Usage
     from routes.review_reply import review_reply_run
     from tests.fakes.messages_api import error
 

@@ -26,7 +26,7 @@ import django
 
 django.setup()
 
-from assistant.voice import dictionary, effective  # noqa: E402
+from voice import dictionary, effective  # noqa: E402
 
 REPLY = ("Доставка по Москве — на следующий день, стоимость 300 ₽. При заказе от 5000 ₽ доставка бесплатная. "
          "В другие города отправляем транспортной компанией, срок 2–5 дней. Подробнее: https://shop.example/delivery.")

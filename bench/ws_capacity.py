@@ -74,7 +74,7 @@ PASSAGES = [
      "text": "Оплатить заказ можно картой на сайте или наличными курьеру."},
 ]
 UNLIMITED = str(10**9)
-# Every limit of the widget socket (assistant/chat/ratelimit.py) far above what the bench sends from
+# Every limit of the widget socket (chat/ratelimit.py) far above what the bench sends from
 # its one address, so every write still pays for its Redis counter; the socket cap switched off.
 BENCH_LIMITS = {
     name: UNLIMITED for name in (
@@ -306,7 +306,7 @@ def services_greetings(bot: Any, seconds: float) -> tuple[float, list[float]]:
     row, in this process, one thread (what one message costs before any transport)."""
     from django.conf import settings
 
-    from assistant.chat import services
+    from chat import services
 
     for name, value in BENCH_LIMITS.items():
         setattr(settings, name, int(value))

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from assistant.bots.forms import OriginsField
+from bots.forms import OriginsField
 from dashboard.sitecheck import start_url
 
 

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 from django.utils import timezone
 
-from assistant.bots.models import Bot
-from assistant.chat.selectors import activity_counts
+from bots.models import Bot
+from chat.selectors import activity_counts
 from feedback.gaps import gap_list
 from feedback.models import Outcome
 from feedback.outcomes import outcome_counts, weekly_stats

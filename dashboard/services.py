@@ -1,5 +1,5 @@
 """The dashboard's workflows, each a short sequence of the lower apps' services: a bot is written by
-`assistant.bots.services`, sources, crawls and entries by `knowledge.services` and
+`bots.services`, sources, crawls and entries by `knowledge.services` and
 `knowledge.importing` (versioned there). Nothing here touches a table directly."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
-from assistant.bots.services import bot_create
+from bots.models import Bot
+from bots.services import bot_create
 from knowledge.models import CrawlRun, Source
 from knowledge.selectors import sources_of
 from knowledge.services import source_crawl, source_create

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot, Membership
+from bots.models import Bot, Membership
 from feedback.gaps import gaps_refresh
 from feedback.models import DigestLog, Gap, GapQuestion, Outcome
 from feedback.outcomes import outcomes_refresh

@@ -8,7 +8,7 @@ least MIN_EVENTS conversations with the event (and without it: a share of 0 % or
 arms says nothing); then a verdict only when p < ALPHA, otherwise «разницы не видно».
 
 What must stay true: at most one experiment runs per bot (a partial unique constraint decides a
-race); starting and stopping also change the bot's voice (assistant/voice/services.py) in the same
+race); starting and stopping also change the bot's voice (voice/services.py) in the same
 transaction; an experiment of another bot is not found, the same as one that does not exist.
 """
 
@@ -25,11 +25,11 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 from statsmodels.stats.proportion import proportions_ztest
 
-from assistant.bots.models import Bot
-from assistant.chat import selectors as chat_selectors
-from assistant.voice import effective
-from assistant.voice import services as voice_services
+from bots.models import Bot
+from chat import selectors as chat_selectors
 from feedback.models import Experiment
+from voice import effective
+from voice import services as voice_services
 
 MIN_PER_ARM: Final = 100
 MIN_EVENTS: Final = 10

@@ -19,8 +19,8 @@ from django.db.models.functions import TruncWeek
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
-from assistant.chat import selectors as chat_selectors
+from bots.models import Bot
+from chat import selectors as chat_selectors
 from feedback import grouping
 from feedback.models import Gap, GapCursor, GapQuestion
 from knowledge import selectors as knowledge_selectors

@@ -34,7 +34,7 @@ from typing import Final
 import numpy as np
 import pymorphy3
 
-from assistant.chat.friction import stems as content_stems
+from chat.friction import stems as content_stems
 
 STEM_JOIN: Final = 0.5
 # Centred cosine with a topic's centroid (models with a background mean): calibrated on the shop

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from assistant.bots.models import Bot
-from assistant.llm.base import ChatMessage, LLMRequest, SystemPart
-from assistant.llm.budget import provider_within_budget
-from assistant.llm.structured import complete_with_repair, schema_validator
+from bots.models import Bot
 from feedback.gaps import gap_keep_apart, gap_merge, gap_merge_suggestions
 from feedback.models import Gap
+from llm.base import ChatMessage, LLMRequest, SystemPart
+from llm.budget import provider_within_budget
+from llm.structured import complete_with_repair, schema_validator
 
 TOOL: Final = "same_topic"
 PURPOSE: Final = "gaps.merge_check"

@@ -1,6 +1,6 @@
 """The feedback layer's rows: Gaps (topics of questions the bot could not answer well), conversation
 outcomes, and the log of weekly digests. All derived from the chat, which they read through
-`assistant.chat.selectors`; each refresh is idempotent."""
+`chat.selectors`; each refresh is idempotent."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
-from assistant.bots.models import Bot
-from assistant.chat.models import Conversation, Message
+from bots.models import Bot
+from chat.models import Conversation, Message
 from knowledge.models import Entry
 
 
@@ -164,7 +164,7 @@ class DigestLog(models.Model):
 class Experiment(models.Model):
     """An A/B test of the bot's voice, its «условия» or its thresholds (seed 000). Arm "a" is the
     bot as it is; arm "b" gets `variant` (the settings it changes, in assistant/voice's form).
-    Visitors are split by a stable hash of their id (assistant/voice/effective.py: `arm_of`); each
+    Visitors are split by a stable hash of their id (voice/effective.py: `arm_of`); each
     new conversation records its arm (`Conversation.variant` = "<id>:<arm>"), and the outcomes are
     compared per arm (feedback/experiments.py). At most one experiment runs per bot."""
 

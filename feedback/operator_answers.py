@@ -17,9 +17,9 @@ from typing import Any, Final
 from django.db import transaction
 from django.utils import timezone
 
-from assistant.behavior import intents
-from assistant.bots.models import Bot
-from assistant.chat import selectors as chat_selectors
+from behavior import intents
+from bots.models import Bot
+from chat import selectors as chat_selectors
 from feedback.models import Gap, GapCursor, OperatorAnswer
 from knowledge.models import Entry
 from knowledge.search import is_match, search_entries

@@ -11,8 +11,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db.models import Count, DateTimeField, F, Func, IntegerField, Value
 from django.utils import formats, timezone
 
-from assistant.bots.models import Bot
-from assistant.chat import selectors as chat_selectors
+from bots.models import Bot
+from chat import selectors as chat_selectors
 from feedback.gaps import week_starts
 from feedback.models import GapQuestion, Outcome
 from review.selectors import labels_by_week

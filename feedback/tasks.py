@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 
 
 @shared_task

@@ -25,8 +25,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from assistant.chat import pipeline
-from assistant.texts import Text, shown, stored, stored_pair
+from chat import pipeline
+from core.texts import Text, shown, stored, stored_pair
 from insights.models import BatchResult, BatchRun, QuestionSet, SetQuestion
 from insights.testing import comparable, reply_route
 

@@ -34,8 +34,8 @@ from django.test.utils import override_settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from assistant.bots.models import Bot
-from assistant.chat import pipeline
+from bots.models import Bot
+from chat import pipeline
 from insights.models import SetQuestion
 from insights.testing import comparable
 from knowledge.evaluation import load_cases, url_path
@@ -251,6 +251,6 @@ def calibrate(bot: Bot, cases: Sequence[Case], *, span: float = SPAN, step: floa
 
 def apply_threshold(bot: Bot, calibration: Calibration) -> Bot:
     """Saves the chosen threshold (through the bots' own writer)."""
-    from assistant.bots.services import bot_match_threshold_set
+    from bots.services import bot_match_threshold_set
 
     return bot_match_threshold_set(bot=bot, value=calibration.chosen)

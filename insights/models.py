@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from assistant.bots.models import Bot
-from assistant.texts import shown
+from bots.models import Bot
+from core.texts import shown
 
 
 class QuestionSet(models.Model):
@@ -62,7 +62,7 @@ class BatchRun(models.Model):
     status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.QUEUED)
     trigger = models.CharField(_("запуск"), max_length=16, choices=Trigger.choices, default=Trigger.MANUAL)
     reason = models.CharField(_("причина"), max_length=300, blank=True)
-    # The reason and the error as stored texts (assistant/texts.py), shown in the reader's language;
+    # The reason and the error as stored texts (core/texts.py), shown in the reader's language;
     # `reason` and `error` keep their Russian.
     reason_stored = models.JSONField(_("причина для перевода"), null=True, blank=True, editable=False)
     total = models.PositiveSmallIntegerField(_("вопросов"), default=0)

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models.signals import post_save
 from django.utils.translation import gettext_noop
 
-from assistant.texts import stored
+from core.texts import stored
 from knowledge.models import CrawlRun, Entry
 
 

@@ -15,8 +15,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
-from assistant.validators import validate_web_url
+from bots.models import Bot
+from core.validators import validate_web_url
 from insights.models import QuestionSet, SetQuestion
 from insights.testing import InsightsError, question_clean
 

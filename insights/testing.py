@@ -17,12 +17,12 @@ from typing import Any, Final
 
 from django.utils.translation import gettext as _
 
-from assistant.behavior.intents import classify
-from assistant.behavior.labels import intent_label
-from assistant.bots.models import Bot
-from assistant.chat import pipeline
-from assistant.chat.contracts import chain_reply_json
-from assistant.chat.frames import MAX_QUESTION_CHARS
+from behavior.intents import classify
+from behavior.labels import intent_label
+from bots.models import Bot
+from chat import pipeline
+from chat.contracts import chain_reply_json
+from chat.frames import MAX_QUESTION_CHARS
 from knowledge.models import Entry
 from knowledge.search import SearchResult, search_entries
 

@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from assistant.bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
+from bots.admin_scoping import BotScopedAdmin, ScopedHistoryAdmin
 from knowledge.admin_history import ReadableHistory
 from knowledge.models import CrawlRun, Entry, Page, Source, Wording
 from knowledge.versions import REASON_ADMIN
@@ -248,7 +248,7 @@ class EntryAdmin(ReadableHistory, ScopedHistoryAdmin):
 
     @admin.action(description=_("Отметить как проверенные"))
     def mark_reviewed(self, request: HttpRequest, queryset: QuerySet[Entry]) -> None:
-        from assistant.bots.models import Bot
+        from bots.models import Bot
         from knowledge.services import entries_review_clear
 
         by_bot: dict[int, list[int]] = {}

@@ -23,12 +23,12 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils.translation import gettext_noop
 
-from assistant.texts import Text, russian, stored, stored_pair
+from core.http import FetchError, FetchTimeout, Resolver, Response, SafeClient, Unreachable, redirect_target
+from core.texts import Text, russian, stored, stored_pair
 from knowledge import pages
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.extract import looks_like_file, normalize_url, site_key
 from knowledge.frontier import Frontier
-from knowledge.http import FetchError, FetchTimeout, Resolver, Response, SafeClient, Unreachable, redirect_target
 from knowledge.indexing import LexiconRefresher, embed_pending, embedding_request
 from knowledge.models import CrawlRun, Page, Source
 from knowledge.progress import run_counts_refresh, run_finish, source_pending
@@ -48,7 +48,7 @@ SITE_DOWN = gettext_noop("Сайт недоступен: %(reason)s")
 
 class CrawlAborted(Exception):
     """The crawl cannot go on at all (bad address, site unreachable, robots.txt forbids it).
-    `text`: why, a stored text (assistant/texts.py) for the run's message."""
+    `text`: why, a stored text (core/texts.py) for the run's message."""
 
     def __init__(self, text: Text) -> None:
         super().__init__(russian(text))

@@ -21,8 +21,8 @@ from django.utils.translation import gettext_noop
 from lxml import etree
 from protego import Protego
 
-from assistant.texts import Text, stored
-from knowledge.http import FetchError, SafeClient, TooLarge, size_text
+from core.http import FetchError, SafeClient, TooLarge, size_text
+from core.texts import Text, stored
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309 asks crawlers to read at least 500 KiB
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit for one uncompressed file

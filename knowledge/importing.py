@@ -25,9 +25,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
-from assistant.bots.models import Bot
-from assistant.texts import Stored, stored, stored_pair
-from assistant.validators import validate_link
+from bots.models import Bot
+from core.texts import Stored, stored, stored_pair
+from core.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
 from knowledge.models import CrawlRun, Entry, Source
@@ -465,7 +465,7 @@ def _lock_bot(bot: Bot) -> None:
 
 def _record_run(result: ImportResult, *, message: Stored) -> None:
     """A finished run row, so the sources page shows imports beside crawls; its message stored
-    untranslated (assistant/texts.py)."""
+    untranslated (core/texts.py)."""
     now = timezone.now()
     text, message_stored = stored_pair(message, 5000)
     CrawlRun.objects.create(

@@ -77,7 +77,7 @@ def rows_embed(
     batch by batch, in primary-key order; `write(batch, vectors)` stores each batch as soon as it
     is done (vectors as pgvector literals, one per row), so an interrupted pass keeps its work and
     the next pass continues. `progress(done, total)` after every batch. Returns how many rows
-    were embedded. Entries (`embed_pending`) and catalog offers (assistant/commerce/embedding.py)
+    were embedded. Entries (`embed_pending`) and catalog offers (knowledge/catalog/embedding.py)
     share it."""
     size = batch_size or settings.EMBEDDING_BATCH
     pending = rows.order_by("pk")

@@ -15,9 +15,9 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
-from assistant.bots.models import Bot
-from assistant.texts import shown
-from assistant.validators import WebAddressFields, validate_link, validate_web_url
+from bots.models import Bot
+from core.texts import shown
+from core.validators import WebAddressFields, validate_link, validate_web_url
 
 
 class Source(WebAddressFields):
@@ -77,7 +77,7 @@ class CrawlRun(models.Model):
     # Pages of this run whose every entry has a vector (knowledge/progress.py recounts it).
     pages_embedded = models.PositiveIntegerField(_("страниц с векторами"), default=0)
     message = models.TextField(_("сообщение"), blank=True)
-    # The same message untranslated (assistant/texts.py), shown in the reader's language; null on
+    # The same message untranslated (core/texts.py), shown in the reader's language; null on
     # rows written before it, whose `message` is shown as it is.
     message_stored = models.JSONField(_("сообщение для перевода"), null=True, blank=True, editable=False)
     started_at = models.DateTimeField(verbose_name=_("начат"), auto_now_add=True)

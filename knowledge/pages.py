@@ -1,7 +1,7 @@
 """What one crawled URL does to the knowledge base: the Page row, its entries, and an outcome the
 crawler counts. Runs on the crawler's own thread (ORM), one transaction per page.
 
-Reasons are addressed to a shop owner and stored untranslated (assistant/texts.py) on the Page row
+Reasons are addressed to a shop owner and stored untranslated (core/texts.py) on the Page row
 (`reason_stored`, its Russian in `reason`) and tallied, identical reasons together, in the run's
 summary; both are shown in the reader's language.
 """
@@ -19,10 +19,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from assistant.texts import Stored, Text, stored, stored_pair
+from core.http import FetchError, FetchTimeout, Response, TooLarge, Unreachable
+from core.texts import Stored, Text, stored, stored_pair
 from knowledge.chunking import page_drafts
 from knowledge.extract import html_extract
-from knowledge.http import FetchError, FetchTimeout, Response, TooLarge, Unreachable
 from knowledge.models import Page, Source
 from knowledge.services import EntryDraft, content_hash, entries_replace_for_page, page_deactivate
 

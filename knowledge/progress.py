@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from assistant.texts import Text, stored_pair
+from core.texts import Text, stored_pair
 from knowledge.models import CrawlRun, Entry, Page, Source
 
 LIVE = (CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
@@ -55,7 +55,7 @@ def live_runs_refresh(*, bot_id: int, model_key: str, finish: bool = False) -> l
 
 
 def run_finish(*, run: CrawlRun, status: str, message: Text = "") -> None:
-    """`message` (a stored text, assistant/texts.py) replaces the run's; empty keeps it."""
+    """`message` (a stored text, core/texts.py) replaces the run's; empty keeps it."""
     run.status, run.finished_at = status, timezone.now()
     if message:
         run.message, run.message_stored = stored_pair(message, 5000)

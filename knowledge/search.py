@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from django.db import connection, transaction
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from knowledge import languages, paraphrase
 from knowledge.embeddings import COSINE_RANGE, CROSS_LANGUAGE_COSINE_RANGE, DIMENSIONS, get_embedder
 from knowledge.models import Entry

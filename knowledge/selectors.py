@@ -10,7 +10,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import QuerySet
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from knowledge.models import CrawlRun, Entry, Lexeme, Source
 from knowledge.scope import COMPOUND_TAIL, FAMILY_PREFIX, OnSite
 from knowledge.services import OWNER_ANSWERS_KINDS

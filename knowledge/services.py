@@ -11,9 +11,9 @@ from typing import Literal
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
-from assistant.texts import Text, stored_pair
-from assistant.validators import validate_link, validate_web_url
+from bots.models import Bot
+from core.texts import Text, stored_pair
+from core.validators import validate_link, validate_web_url
 from knowledge.models import CrawlRun, Entry, Page, Source, Wording
 
 Outcome = Literal["created", "updated", "unchanged"]
@@ -111,7 +111,7 @@ def entries_replace_for_page(*, page: Page, drafts: list[EntryDraft]) -> dict[st
 
 def page_deactivate(*, page: Page, reason: Text) -> int:
     """A page that disappeared from the site: mark it gone and switch its entries off. `reason`: a
-    stored text (assistant/texts.py), kept untranslated beside its Russian."""
+    stored text (core/texts.py), kept untranslated beside its Russian."""
     with transaction.atomic():
         page.status, page.active = Page.Status.GONE, False
         page.reason, page.reason_stored = stored_pair(reason, 500)

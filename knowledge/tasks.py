@@ -11,7 +11,7 @@ from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterR
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from knowledge.crawler import ACTIVE_STATUSES, crawl_source, crawl_start
 from knowledge.indexing import embed_behind
 from knowledge.models import CrawlRun, Source

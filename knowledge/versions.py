@@ -23,7 +23,7 @@ from typing import Final
 from django.db import transaction
 from django.utils.translation import gettext_noop
 
-from assistant.texts import Text, shown, stored, written_form
+from core.texts import Text, shown, stored, written_form
 from knowledge.exceptions import EntryVersionNotFound
 from knowledge.indexing import passage_text
 from knowledge.models import Entry
@@ -98,7 +98,7 @@ def reason_written(msgid: str, /, **params: object) -> str:
 
 
 def reason_text(raw: str | None) -> Text:
-    """A stored reason as a text to show (assistant/texts.py): a known form or code as its msgid with
+    """A stored reason as a text to show (core/texts.py): a known form or code as its msgid with
     its parameters, anything else as it is."""
     if not raw:
         return ""

@@ -18,7 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from assistant.bots.admin_scoping import BotScopedAdmin
+from bots.admin_scoping import BotScopedAdmin
 from review import selectors, services
 from review.exceptions import ItemNotFound, ReviewError
 from review.models import Correction, ReviewItem

@@ -20,8 +20,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from assistant.bots.models import Bot
-from assistant.chat.models import Conversation, Message
+from bots.models import Bot
+from chat.models import Conversation, Message
 from knowledge.models import Entry
 
 

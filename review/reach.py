@@ -12,8 +12,8 @@ from typing import Any, Final
 
 from django.utils import timezone
 
-from assistant.bots.models import Bot
-from assistant.chat import selectors as chat_selectors
+from bots.models import Bot
+from chat import selectors as chat_selectors
 from knowledge import selectors as knowledge_selectors
 from knowledge.search import is_match, search_entries
 

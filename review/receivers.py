@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.chat.signals import message_flagged
+from chat.signals import message_flagged
 
 
 def on_message_flagged(sender: Any, *, message_id: int, **kwargs: Any) -> None:

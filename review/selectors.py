@@ -12,9 +12,9 @@ from django.db.models.expressions import RawSQL
 from django.utils import formats, timezone
 from django.utils.translation import gettext
 
-from assistant.bots.models import Bot
-from assistant.bots.selectors import inbox_bots, owned_bots
-from assistant.chat import selectors as chat_selectors
+from bots.models import Bot
+from bots.selectors import inbox_bots, owned_bots
+from chat import selectors as chat_selectors
 from knowledge.selectors import entry_cards
 from review.models import ReviewItem
 

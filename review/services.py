@@ -23,9 +23,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
-from assistant.chat import friction
-from assistant.chat import selectors as chat_selectors
+from bots.models import Bot
+from chat import friction
+from chat import selectors as chat_selectors
 from knowledge import selectors as knowledge_selectors
 from knowledge import services as knowledge_services
 from knowledge.models import Entry, Wording

@@ -7,7 +7,7 @@ from datetime import timedelta
 from celery import shared_task
 from django.utils import timezone
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 
 SWEEP_WINDOW = timedelta(days=2)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from assistant.chat.selectors import bot_for_widget
+from chat.selectors import bot_for_widget
 from knowledge.selectors import owner_answer
 
 

@@ -18,8 +18,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from assistant.bots.admin_scoping import BotScopedAdmin
-from assistant.llm.selectors import run_events, run_usage
+from bots.admin_scoping import BotScopedAdmin
+from llm.selectors import run_events, run_usage
 from routes import approval
 from routes.journal import journal_row, reason_text
 from routes.models import CustomerReview, ReviewReplySettings, RouteRun

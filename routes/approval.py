@@ -19,8 +19,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from assistant.llm import journal
-from assistant.llm.models import RunEvent
+from llm import journal
+from llm.models import RunEvent
 from routes.models import ReviewReplySettings, RouteRun
 
 APPROVE: Final = "approve"

@@ -17,7 +17,7 @@ result was not checked or did not pass), or the handoff point. What must stay tr
   point and nothing is written to the customer's system;
 - every repair is its own journal row with the verdict before and after it;
 - every model call (step, judge, repair) is its own usage line: the calls go through the provider,
-  which bills each one (assistant/llm/journal.py).
+  which bills each one (llm/journal.py).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import Any, Literal
 
 from django.db import transaction
 
-from assistant.llm import journal
-from assistant.llm.base import LLMRequest, ModelClass, Provider
-from assistant.llm.judge import Verdict, judge_call, judge_request
-from assistant.llm.models import RunEvent
-from assistant.llm.structured import complete_with_repair, schema_validator
+from llm import journal
+from llm.base import LLMRequest, ModelClass, Provider
+from llm.judge import Verdict, judge_call, judge_request
+from llm.models import RunEvent
+from llm.structured import complete_with_repair, schema_validator
 from routes.declarations import METRICS, Route, Step
 from routes.filters import Block, FilterInput, filters_run
 

@@ -13,9 +13,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from assistant.llm.models import RunEvent
-from assistant.llm.selectors import run_events
-from assistant.texts import shown
+from core.texts import shown
+from llm.models import RunEvent
+from llm.selectors import run_events
 
 # Codes are what the journal stores; their words are translated when the timeline shows them.
 REASONS: dict[str, str] = {
@@ -62,7 +62,7 @@ def journal_row(event: RunEvent) -> dict[str, Any]:
 
 
 def reason_text(event: RunEvent) -> str:
-    """The reason in words, for the timeline page: a code's words, or the stored text (assistant/texts.py)
+    """The reason in words, for the timeline page: a code's words, or the stored text (core/texts.py)
     a publish attempt left, in the active language."""
     said = (event.detail or {}).get("reason_stored")
     if said:

@@ -14,8 +14,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from assistant.bots.models import Bot, new_webhook_secret
-from assistant.texts import shown
+from bots.models import Bot, new_webhook_secret
+from core.texts import shown
 
 
 class ReviewReplySettings(models.Model):
@@ -115,7 +115,7 @@ class RouteRun(models.Model):
     publish_attempts = models.PositiveSmallIntegerField(_("попыток публикации"), default=0)
     publish_status = models.PositiveSmallIntegerField(_("ответ при публикации"), null=True, blank=True)
     publish_error = models.CharField(_("ошибка публикации"), max_length=500, blank=True)
-    # The same error untranslated (assistant/texts.py); null on runs published before it.
+    # The same error untranslated (core/texts.py); null on runs published before it.
     publish_error_stored = models.JSONField(_("ошибка публикации для перевода"), null=True, blank=True,
                                             editable=False)
     published_at = models.DateTimeField(_("опубликован"), null=True, blank=True)

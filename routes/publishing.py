@@ -18,11 +18,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from assistant.chat.webhooks import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
-from assistant.llm import journal
-from assistant.llm.models import RunEvent
-from assistant.texts import Text, stored, stored_pair
-from knowledge.http import AddressRefused, FetchError, SafeClient
+from chat.webhooks import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
+from core.http import AddressRefused, FetchError, SafeClient
+from core.texts import Text, stored, stored_pair
+from llm import journal
+from llm.models import RunEvent
 from routes.approval import publish_allowed
 from routes.models import ReviewReplySettings, RouteRun
 

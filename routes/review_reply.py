@@ -19,13 +19,13 @@ from typing import Any, Final
 from django.db import transaction
 from django.utils import timezone
 
-from assistant.bots.models import Bot
-from assistant.chat import facts, prompt, replies
-from assistant.llm import journal
-from assistant.llm.base import ChatMessage, LLMRequest, SystemPart
-from assistant.llm.models import RunEvent
-from assistant.llm.providers import get_provider
+from bots.models import Bot
+from chat import facts, prompt, replies
 from knowledge.search import search_entries
+from llm import journal
+from llm.base import ChatMessage, LLMRequest, SystemPart
+from llm.models import RunEvent
+from llm.providers import get_provider
 from routes import approval
 from routes.declarations import REVIEW_REPLY, route_validate
 from routes.engine import Attempt, Destination, StepOutcome, StepTask, destination, step_run

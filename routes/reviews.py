@@ -25,8 +25,8 @@ from django.db import IntegrityError, transaction
 from django.utils.dateparse import parse_date
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
-from assistant.chat.webhooks import sign
+from bots.models import Bot
+from chat.webhooks import sign
 from routes.models import CustomerReview, ReviewReplySettings
 
 COLUMNS: Final = ("author", "rating", "text", "product", "date", "source")

@@ -10,8 +10,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from assistant.bots.models import Bot
-from assistant.chat.webhooks import SIGNATURE_HEADER
+from bots.models import Bot
+from chat.webhooks import SIGNATURE_HEADER
 from routes.reviews import ReviewsRefused, review_receive, signature_valid
 
 

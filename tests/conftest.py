@@ -43,7 +43,7 @@ def _chat_worker_connections_closed(django_db_setup, django_db_blocker):
     """The widget consumer's worker threads keep their database connections between calls, as in
     production; close them before the test database is dropped at the end of the session."""
     yield
-    from assistant.chat.consumers import close_db_connections
+    from chat.consumers import close_db_connections
 
     close_db_connections()
 
@@ -64,7 +64,7 @@ def other_owner(django_user_model):
 
 @pytest.fixture
 def bot(owner):
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
 
     bot = Bot.objects.create(name="Демо-магазин", slug="demo", site_url="http://127.0.0.1/")
     Membership.objects.create(bot=bot, user=owner, role=Membership.Role.OWNER)
@@ -73,7 +73,7 @@ def bot(owner):
 
 @pytest.fixture
 def other_bot(other_owner):
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
 
     bot = Bot.objects.create(name="Чужой магазин", slug="other", site_url="http://127.0.0.2/")
     Membership.objects.create(bot=bot, user=other_owner, role=Membership.Role.OWNER)

@@ -30,18 +30,18 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from assistant.behavior.models import InvitationRule, InvitationShow
-from assistant.bots.admin_scoping import BotScopedAdmin
-from assistant.bots.apikeys import api_key_create
-from assistant.bots.models import ApiKey, Bot, Membership
-from assistant.bots.services import membership_add
-from assistant.chat import services as chat_services
-from assistant.chat.models import Conversation, Lead, Message, WebhookDelivery
-from assistant.commerce.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
-from assistant.llm.journal import run_event_record
-from assistant.llm.models import BotLLMSettings, RunEvent, Usage
+from behavior.models import InvitationRule, InvitationShow
+from bots.admin_scoping import BotScopedAdmin
+from bots.apikeys import api_key_create
+from bots.models import ApiKey, Bot, Membership
+from bots.services import membership_add
+from chat import services as chat_services
+from chat.models import Conversation, Lead, Message, WebhookDelivery
 from feedback.models import Gap, Outcome
+from knowledge.catalog.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
 from knowledge.models import CrawlRun, Entry, Page, Source
+from llm.journal import run_event_record
+from llm.models import BotLLMSettings, RunEvent, Usage
 from review.models import Correction, ReviewItem
 from routes.models import CustomerReview, ReviewReplySettings, RouteRun
 

@@ -103,7 +103,7 @@ def test_a_pooled_server_answers_many_requests_on_a_bounded_set_of_sessions(tmp_
     the same sessions all along (each one is PostgreSQL's pid and start time: none opened anew)."""
     import psycopg
 
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
 
     _row, key = api_key_create(bot=bot, name="pool")
     env = {"DB_POOL_MAX_SIZE": "3", "DB_POOL_MIN_SIZE": "1", "PGAPPNAME": APP_NAME, "API_RATE": "100000/min",

@@ -1,4 +1,4 @@
-"""assistant/texts.py: a message stored untranslated is shown in the reader's language; what rows held
+"""core/texts.py: a message stored untranslated is shown in the reader's language; what rows held
 before (plain Russian text) is shown as it was."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext_noop
 
-from assistant.texts import russian, shown, stored, stored_pair
+from core.texts import russian, shown, stored, stored_pair
 
 TOO_LARGE = stored(gettext_noop("страница больше %(size)s"), size=stored(gettext_noop("%(size)s КБ"), size=9.8))
 

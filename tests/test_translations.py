@@ -131,7 +131,7 @@ PLACEHOLDERS = re.compile(r"%\(\w+\)[sdfr]|%[sdf]|\{\w*\}")
 
 def test_every_catalog_is_found():
     found = {rel(po) for po in catalogs()}
-    assert {"locale/en/LC_MESSAGES/django.po", "assistant/bots/locale/en/LC_MESSAGES/django.po",
+    assert {"locale/en/LC_MESSAGES/django.po", "bots/locale/en/LC_MESSAGES/django.po",
             "routes/locale/en/LC_MESSAGES/django.po"} <= found
 
 
@@ -237,7 +237,7 @@ def test_the_scan_reads_python_and_templates(tmp_path):
 
 def test_django_serves_the_english_texts():
     with translation.override("en"):
-        assert translation.gettext("Вход") == "Sign in"  # assistant/bots/locale
+        assert translation.gettext("Вход") == "Sign in"  # bots/locale
         assert translation.gettext("Входящие") == "Inbox"  # locale/
         assert translation.gettext("журнал") == "journal"  # routes/locale
     with translation.override("ru"):

@@ -9,8 +9,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from assistant.bots.models import Bot
-from assistant.validators import validate_link, validate_origins, validate_web_url
+from bots.models import Bot
+from core.validators import validate_link, validate_origins, validate_web_url
 from knowledge.exceptions import RowsInvalid
 from knowledge.importing import passages_load
 from knowledge.models import Entry, Source

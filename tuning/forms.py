@@ -1,5 +1,5 @@
 """What the voice and experiment forms post, turned into the services' plain data. No validation
-here: the services validate (assistant/voice/services.py, feedback/experiments.py) and name every
+here: the services validate (voice/services.py, feedback/experiments.py) and name every
 problem; these only collect the fields."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from django.http import QueryDict
 
-from assistant.voice import effective, sliders
+from voice import effective, sliders
 
 _WORD_SEPARATORS = re.compile(r"[\n,;]+")
 

@@ -1,5 +1,5 @@
 """The voice page's preview: one question answered under the saved voice and under the edited one,
-side by side, before anything is saved. With a model the real chain answers (assistant/chat/
+side by side, before anything is saved. With a model the real chain answers (chat/
 pipeline.py, on an unsaved copy of the bot for the edited side); without one the chain can only
 give the retrieval answer, so the preview also shows the canned texts, and says so."""
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from assistant.bots.models import Bot
-from assistant.chat import pipeline, replies
-from assistant.llm.providers import get_provider
-from assistant.voice import effective
+from bots.models import Bot
+from chat import pipeline, replies
+from llm.providers import get_provider
+from voice import effective
 
 QUESTION_MAX: Final = 500
 CANNED_SHOWN: Final = ("greeting", "handoff", "no_answer", "out_of_hours")

@@ -15,14 +15,14 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from assistant.bots.models import Bot
-from assistant.bots.pages import owner_bot, owner_context
-from assistant.chat import replies
-from assistant.voice import effective, services, sliders
-from assistant.voice.exceptions import VoiceConflict, VoiceInvalid
+from bots.models import Bot
+from bots.pages import owner_bot, owner_context
+from chat import replies
 from feedback import experiments
 from feedback.models import Experiment
 from tuning import forms, preview
+from voice import effective, services, sliders
+from voice.exceptions import VoiceConflict, VoiceInvalid
 
 LOGIN_URL = "login"
 CANNED_LABELS = {

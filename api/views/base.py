@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import viewsets
 
 from api.authentication import request_bot
-from assistant.bots.models import ApiKey, Bot
+from bots.models import ApiKey, Bot
 from knowledge.versions import REASON_API, REASON_API_KEY, reason_written
 
 

@@ -17,8 +17,8 @@ from api.serializers import (
     ReviewItemSerializer,
 )
 from api.views.base import BotScopedViewSet
-from assistant.chat.models import Conversation, Lead
-from assistant.chat.selectors import conversation_messages, conversations_of, leads_of
+from chat.models import Conversation, Lead
+from chat.selectors import conversation_messages, conversations_of, leads_of
 from feedback.gaps import gaps_of
 from feedback.models import Gap
 from review.models import ReviewItem

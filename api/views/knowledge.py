@@ -25,11 +25,11 @@ from api.serializers import (
     SourceSerializer,
 )
 from api.views.base import BotScopedViewSet
-from assistant.chat import pipeline
-from assistant.chat.contracts import chain_reply_json, reply_json
-from assistant.chat.exceptions import ChatError
-from assistant.chat.frames import MAX_QUESTION_CHARS
-from assistant.chat.services import conversation_ask_once
+from chat import pipeline
+from chat.contracts import chain_reply_json, reply_json
+from chat.exceptions import ChatError
+from chat.frames import MAX_QUESTION_CHARS
+from chat.services import conversation_ask_once
 from knowledge.exceptions import DocumentTooLarge
 from knowledge.importing import document_import
 from knowledge.indexing import embedding_request

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from assistant.bots.selectors import inbox_bots, owned_bots
+from bots.selectors import inbox_bots, owned_bots
 from dashboard.forms import SiteForm
 from dashboard.overview import bot_summaries
 from dashboard.services import bot_onboard

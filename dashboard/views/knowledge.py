@@ -15,8 +15,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from assistant.bots.models import Bot
-from assistant.bots.pages import owner_bot, owner_context
+from bots.models import Bot
+from bots.pages import owner_bot, owner_context
 from dashboard.forms import DocumentForm, QAForm
 from dashboard.views.setup import with_last_runs
 from knowledge.exceptions import EntryConflict, KnowledgeError

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from assistant.bots.pages import owner_bot, owner_context
+from bots.pages import owner_bot, owner_context
 from dashboard.overview import PERIODS, bot_overview, period_days
 
 LOGIN_URL = "login"

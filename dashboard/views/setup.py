@@ -16,11 +16,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from assistant.bots.models import Bot
-from assistant.bots.origins import normalize_origin
-from assistant.bots.pages import owner_bot, owner_context
-from assistant.bots.services import bot_origins_set
-from assistant.bots.views import embed_snippet
+from bots.models import Bot
+from bots.origins import normalize_origin
+from bots.pages import owner_bot, owner_context
+from bots.services import bot_origins_set
+from bots.views import embed_snippet
 from dashboard.forms import OriginsForm, SiteForm
 from dashboard.services import site_add
 from dashboard.sitecheck import SiteCheck, SiteChecksLimited, site_check, site_check_count

@@ -1,5 +1,5 @@
 """`/b/<slug>/members/`: the bot's owners and operators, invitations by e-mail, role changes and
-removals (the rules, the e-mail and the history lines are assistant.bots.members'). A membership
+removals (the rules, the e-mail and the history lines are bots.members'). A membership
 or invitation id of another bot is a 404, like one that does not exist."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from assistant.bots import members
-from assistant.bots.models import Bot, Membership
+from bots import members
+from bots.models import Bot, Membership
 
 
 def _int(value: str | None) -> int:
@@ -25,7 +25,7 @@ def _int(value: str | None) -> int:
 
 @login_required(login_url="login")
 def members_page(request: HttpRequest, slug: str) -> HttpResponse:
-    from assistant.bots.pages import owner_bot, owner_context
+    from bots.pages import owner_bot, owner_context
 
     bot = owner_bot(request, slug)
     if request.method == "POST":

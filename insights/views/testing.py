@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from assistant.bots.models import Bot
-from assistant.bots.pages import owner_bot, owner_context
+from bots.models import Bot
+from bots.pages import owner_bot, owner_context
 from insights import batch, sets
 from insights.models import BatchRun, QuestionSet
 from insights.testing import InsightsError, hit_test

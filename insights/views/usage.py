@@ -1,5 +1,5 @@
 """`/b/<slug>/usage/`: what the bot's model calls cost, per day, route and model (the billing lines,
-read through assistant.llm.selectors), and the monthly budget (assistant.llm.budget)."""
+read through llm.selectors), and the monthly budget (llm.budget)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from assistant.bots.models import Bot
-from assistant.bots.pages import owner_bot, owner_context
-from assistant.llm import budget
-from assistant.llm.selectors import usage_by_day
+from bots.models import Bot
+from bots.pages import owner_bot, owner_context
+from llm import budget
+from llm.selectors import usage_by_day
 
 PERIODS: Final = (7, 30, 90)
 

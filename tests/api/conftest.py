@@ -10,7 +10,7 @@ from tests.chat.conftest import knowledge, shop  # noqa: F401  (fixtures shared 
 
 @pytest.fixture
 def api_key(bot):
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
 
     _row, key = api_key_create(bot=bot, name="CRM")
     return key
@@ -18,7 +18,7 @@ def api_key(bot):
 
 @pytest.fixture
 def other_key(other_bot):
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
 
     _row, key = api_key_create(bot=other_bot, name="Чужая CRM")
     return key

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from assistant.chat.models import Lead, Message
-from assistant.chat.services import conversation_ask_once
+from chat.models import Lead, Message
+from chat.services import conversation_ask_once
 from feedback.models import Gap
 from knowledge.models import Source
 from knowledge.services import entry_create, source_create

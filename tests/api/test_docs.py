@@ -37,7 +37,7 @@ def test_the_doc_has_an_example_for_every_resource():
 
 @pytest.fixture
 def world(bot):
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
     from knowledge.models import Source
     from knowledge.services import entry_create, source_create
     from tests.api.rows import rows_for

@@ -6,9 +6,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from assistant.bots.apikeys import key_digest
-from assistant.bots.models import ApiKey, Membership
-from assistant.bots.services import membership_add
+from bots.apikeys import key_digest
+from bots.models import ApiKey, Membership
+from bots.services import membership_add
 from tests.api.conftest import client_for
 
 pytestmark = pytest.mark.django_db

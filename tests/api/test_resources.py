@@ -122,7 +122,7 @@ def test_a_source_is_added_once_and_bad_ones_are_refused(api, bot):
 def test_crawl_starts_on_the_worker_after_commit_and_its_progress_is_on_the_source(
     celery_worker_thread, bot, crawl_site, settings
 ):
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
 
     settings.CRAWL_ALLOW_PRIVATE, settings.CRAWL_DELAY = True, 0.0
     api = client_for(api_key_create(bot=bot, name="CRM")[1])

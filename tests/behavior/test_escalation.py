@@ -1,7 +1,7 @@
 """Escalation rules as plain decisions over the latest turns (newest first)."""
 
-from assistant.behavior.escalation import Turn, after_answer, after_rating
-from assistant.bots.models import Bot
+from behavior.escalation import Turn, after_answer, after_rating
+from bots.models import Bot
 
 
 def _bot(**switches):

@@ -6,9 +6,9 @@ import zoneinfo
 
 import pytest
 
-from assistant.behavior.hours import operators_available, schedule_text
-from assistant.bots.models import Holiday
-from assistant.bots.services import opening_hours_set
+from behavior.hours import operators_available, schedule_text
+from bots.models import Holiday
+from bots.services import opening_hours_set
 
 pytestmark = pytest.mark.django_db
 MOSCOW = zoneinfo.ZoneInfo("Europe/Moscow")

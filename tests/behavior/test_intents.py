@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.behavior.intents import INTENT_NAMES, PURCHASE_TOPICS, Intent, classify
+from behavior.intents import INTENT_NAMES, PURCHASE_TOPICS, Intent, classify
 from tests.conftest import EVAL_DATA
 
 GOLDEN = Path(__file__).resolve().parent / "intents_golden.tsv"

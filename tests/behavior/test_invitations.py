@@ -10,10 +10,10 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from assistant.behavior import invitations
-from assistant.behavior.invitations import Visit, invitation_for, pattern_matches
-from assistant.behavior.models import InvitationRule, InvitationShow
-from assistant.chat import services
+from behavior import invitations
+from behavior.invitations import Visit, invitation_for, pattern_matches
+from behavior.models import InvitationRule, InvitationShow
+from chat import services
 
 pytestmark = pytest.mark.django_db
 

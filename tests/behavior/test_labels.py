@@ -1,10 +1,10 @@
-"""Every intent a reply can carry has a label a person reads (assistant/behavior/labels.py)."""
+"""Every intent a reply can carry has a label a person reads (behavior/labels.py)."""
 
 from django.utils import translation
 
-from assistant.behavior.intents import INTENT_NAMES
-from assistant.behavior.labels import INTENT_LABELS, intent_label
-from assistant.llm.structured import INTENTS
+from behavior.intents import INTENT_NAMES
+from behavior.labels import INTENT_LABELS, intent_label
+from llm.structured import INTENTS
 
 
 def test_every_intent_of_the_rules_the_model_and_a_failed_turn_has_a_label():

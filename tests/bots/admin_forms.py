@@ -7,7 +7,7 @@ from typing import Any
 
 from django.forms.models import model_to_dict
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 
 # The inlines on the bot's page for an owner (the memberships are the superuser's).
 INLINES = ("opening_hours", "holidays")

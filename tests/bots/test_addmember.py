@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from assistant.bots.models import Membership
+from bots.models import Membership
 
 pytestmark = pytest.mark.django_db
 

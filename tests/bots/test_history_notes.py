@@ -13,7 +13,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
 from django.utils import translation
 
-from assistant.bots.members import (
+from bots.members import (
     NOTE_ACCEPTED,
     NOTE_INVITED,
     NOTE_REMOVED,
@@ -26,7 +26,7 @@ from assistant.bots.members import (
     note_shown,
     note_written,
 )
-from assistant.bots.models import Bot, Membership
+from bots.models import Bot, Membership
 
 pytestmark = pytest.mark.django_db
 
@@ -171,7 +171,7 @@ def test_the_bots_history_page_has_no_russian_in_english(client, owner, history)
 
 def test_the_owners_members_page_reads_the_history_in_its_language(history):
     """`bot_history` feeds the owner's members page (insights): its lines come in the active language."""
-    from assistant.bots.members import bot_history
+    from bots.members import bot_history
 
     with translation.override("en"):
         english = [line.get_change_message() for line in bot_history(bot=history)]

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from assistant.bots.services import membership_add
+from bots.services import membership_add
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from assistant.bots.members import MembersError, invitation_create, membership_remove_by, membership_role_set
-from assistant.bots.models import Invitation, Membership
+from bots.members import MembersError, invitation_create, membership_remove_by, membership_role_set
+from bots.models import Invitation, Membership
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the e-mail goes after commit
 
@@ -85,7 +85,7 @@ def test_expired_tampered_and_revoked_links_are_refused_and_change_nothing(clien
 
 
 def test_roles_change_and_members_go_but_the_last_owner_stays(owner, bot):
-    from assistant.bots.services import membership_add
+    from bots.services import membership_add
 
     operator = membership_add(bot=bot, email="op@shop.example", role="operator", password="pw-op-12345").membership
     own = Membership.objects.get(bot=bot, user=owner)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from assistant.bots.models import Bot, Membership
-from assistant.bots.services import membership_add, membership_remove
-from assistant.chat import services as chat_services
-from assistant.chat.models import Conversation
+from bots.models import Bot, Membership
+from bots.services import membership_add, membership_remove
+from chat import services as chat_services
+from chat.models import Conversation
 from knowledge.models import Entry
 from tests.bots.admin_forms import bot_form_data
 

@@ -1,9 +1,9 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from assistant.bots.models import Bot, Membership
-from assistant.bots.selectors import bots_for_user
-from assistant.bots.services import bot_create
+from bots.models import Bot, Membership
+from bots.selectors import bots_for_user
+from bots.services import bot_create
 
 pytestmark = pytest.mark.django_db
 
@@ -32,8 +32,8 @@ def test_an_owner_sees_only_their_own_bots(bot, other_bot, owner):
 
 
 def test_roles_limit_which_bots_a_member_sees(bot, other_bot, django_user_model):
-    from assistant.bots.models import Membership
-    from assistant.bots.selectors import inbox_bots, owned_bots
+    from bots.models import Membership
+    from bots.selectors import inbox_bots, owned_bots
 
     operator = django_user_model.objects.create_user(username="op@shop.example", password="pw-op-1")
     Membership.objects.create(bot=bot, user=operator, role=Membership.Role.OPERATOR)

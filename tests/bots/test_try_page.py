@@ -44,7 +44,7 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client, bot):
 
 
 def test_an_operator_has_no_try_page(client, bot):
-    from assistant.bots.services import membership_add
+    from bots.services import membership_add
 
     operator = membership_add(bot=bot, email="op@shop.example", role="operator", password="pw-operator-1")
     client.force_login(operator.membership.user)

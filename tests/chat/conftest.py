@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.db import connections
 from django.test import override_settings
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from knowledge.models import Entry
 
 ORIGIN = "https://shop.example"

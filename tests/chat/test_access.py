@@ -1,6 +1,6 @@
 import pytest
 
-from assistant.chat.access import client_ip, normalize_origin, origin_allowed
+from chat.access import client_ip, normalize_origin, origin_allowed
 
 
 @pytest.mark.parametrize(

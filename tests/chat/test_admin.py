@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from assistant.chat import services
+from chat import services
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,7 @@ def test_an_owner_cannot_open_another_bots_conversation(client, owner, conversat
 @pytest.mark.parametrize("lang", ["ru", "en"])
 def test_a_transcript_shows_intents_flags_links_and_sources_as_a_person_reads_them(client, owner, knowledge, lang):
     """No machine word in the transcript: not `purchase`, not `{"unanswered": true}`, not a bare id."""
-    from assistant.chat.models import Message
+    from chat.models import Message
 
     conversation = services.conversation_open(bot=owner.memberships.get().bot, visitor_id="v_words")
     _asked, answered, _ = services.message_receive(conversation=conversation, text="Сколько стоит доставка по Москве?",
@@ -74,6 +74,6 @@ def test_a_transcript_shows_intents_flags_links_and_sources_as_a_person_reads_th
 
 
 def test_every_flag_has_a_label():
-    from assistant.chat.contracts import FLAG_LABELS, FLAG_NAMES
+    from chat.contracts import FLAG_LABELS, FLAG_NAMES
 
     assert set(FLAG_LABELS) == set(FLAG_NAMES)

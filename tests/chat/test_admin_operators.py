@@ -7,9 +7,9 @@ import io
 import pytest
 from django.urls import reverse
 
-from assistant.chat import leads, services
-from assistant.chat.frames import LeadForm
-from assistant.chat.models import Conversation, Lead, Message
+from chat import leads, services
+from chat.frames import LeadForm
+from chat.models import Conversation, Lead, Message
 
 pytestmark = pytest.mark.django_db
 

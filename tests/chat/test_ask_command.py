@@ -4,7 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from assistant.chat.models import Conversation
+from chat.models import Conversation
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 
 pytestmark = pytest.mark.django_db

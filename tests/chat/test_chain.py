@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from assistant.bots.models import Bot
-from assistant.chat import pipeline, services
-from assistant.chat.pipeline import Reply
-from assistant.llm.models import RunEvent, Usage
+from bots.models import Bot
+from chat import pipeline, services
+from chat.pipeline import Reply
 from knowledge.models import Entry
+from llm.models import RunEvent, Usage
 from tests import fakes
 from tests.fakes.messages_api import broken_json, overloaded, server_error, text, tool_use
 

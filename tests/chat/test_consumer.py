@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from assistant.chat import services
-from assistant.chat.models import Conversation, Message
+from chat import services
+from chat.models import Conversation, Message
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION, in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -139,7 +139,7 @@ async def test_a_visitor_back_before_the_answer_was_made_gets_it_after_welcome(k
 async def test_operator_events_reach_the_visitors_socket(shop, connect):
     from channels.layers import get_channel_layer
 
-    from assistant.chat.consumers import conversation_group
+    from chat.consumers import conversation_group
 
     client = await connect(shop)
     welcome = await client.hello()
@@ -292,7 +292,7 @@ async def test_a_server_cancelling_a_socket_task_sees_it_end_cancelled():
     channel-layer task) must not swallow that cancel and return as if the socket had closed."""
     from channels.exceptions import StopConsumer
 
-    from assistant.chat.consumers import ChatConsumer
+    from chat.consumers import ChatConsumer
 
     sent: list[dict] = []
     socket_task: asyncio.Task | None = None

@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from django.test import Client
 
-from assistant.bots.services import opening_hours_set
-from assistant.chat.models import Conversation, Lead
+from bots.services import opening_hours_set
+from chat.models import Conversation, Lead
 from tests.chat.conftest import in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)

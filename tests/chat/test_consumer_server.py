@@ -64,7 +64,7 @@ def test_deploy_docs_and_make_run_start_uvicorn_with_the_measured_options():
 async def test_operator_events_arrive_in_order_between_the_visitors_own_frames(shop, connect):
     from channels.layers import get_channel_layer
 
-    from assistant.chat.consumers import conversation_group
+    from chat.consumers import conversation_group
 
     client = await connect(shop)
     welcome = await client.hello()
@@ -100,7 +100,7 @@ async def test_a_worker_thread_keeps_its_connection_and_drops_a_broken_one():
 
     from django.db import DatabaseError, connections
 
-    from assistant.chat import consumers
+    from chat import consumers
     from tests.chat.conftest import in_db
 
     one_thread = ThreadPoolExecutor(max_workers=1)

@@ -1,14 +1,14 @@
 """An open widget follows the owner's changes: voice, thresholds and handoff changed through their
 services (the voice page, the admin's save) while a visitor's socket is open reach that socket's
-next turn, without a reload of the page (assistant/bots/freshness.py)."""
+next turn, without a reload of the page (bots/freshness.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.voice import services as voice_services
+from bots.models import Bot
 from tests.chat.conftest import DELIVERY_QUESTION, in_db
+from voice import services as voice_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -78,7 +78,7 @@ def _turn_statements(conversation, text: str, client_msg_id: str) -> list[str]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from assistant.chat import services
+    from chat import services
 
     with CaptureQueriesContext(connection) as queries:
         services.message_take(conversation=conversation, text=text, client_msg_id=client_msg_id)
@@ -88,7 +88,7 @@ def _turn_statements(conversation, text: str, client_msg_id: str) -> list[str]:
 def test_a_turn_reads_the_bot_row_again_only_after_a_change(shop):
     """The check per turn is one Redis read: the rules turn keeps its statements (pinned in
     test_services) while nothing changed, and costs one SELECT of the bot right after a change."""
-    from assistant.chat import services
+    from chat import services
 
     conversation = services.conversation_open(bot=shop, visitor_id="v_same")
     services.message_take(conversation=conversation, text="Привет", client_msg_id="c0")
@@ -103,7 +103,7 @@ def test_a_turn_reads_the_bot_row_again_only_after_a_change(shop):
 
 
 def test_a_copy_read_while_redis_was_away_reloads_once_it_is_back(shop):
-    from assistant.bots import freshness
+    from bots import freshness
 
     copy = Bot.objects.get(pk=shop.pk)
     freshness.bot_mark(copy, freshness._UNKNOWN)
@@ -115,7 +115,7 @@ def test_a_copy_read_while_redis_was_away_reloads_once_it_is_back(shop):
 def test_a_change_between_a_sockets_connect_and_its_hello_reaches_the_conversation(shop):
     """The socket reads the bot at connect; the owner saves a change before the visitor's hello; the
     new conversation works with the changed row, and its first turn does not read the row again."""
-    from assistant.chat import services
+    from chat import services
 
     at_connect = Bot.objects.get(pk=shop.pk)  # what the consumer holds between connect and hello
     _set(shop.pk, match_threshold=0.5)  # committed, its token published
@@ -126,7 +126,7 @@ def test_a_change_between_a_sockets_connect_and_its_hello_reaches_the_conversati
 
 
 def test_a_copy_adopted_with_the_token_it_already_carries_is_not_read_again(shop, django_assert_num_queries):
-    from assistant.bots import freshness
+    from bots import freshness
 
     token = freshness.bot_remember(bot_id=shop.pk)
     copy = freshness.bot_mark(Bot.objects.get(pk=shop.pk), token)

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from assistant.chat import checks, facts, prompt
-from assistant.chat.facts import Known, blocked
-from assistant.llm.streaming import DraftStream
-from assistant.llm.structured import release_when_sourced
+from chat import checks, facts, prompt
+from chat.facts import Known, blocked
+from llm.streaming import DraftStream
+from llm.structured import release_when_sourced
 
 OWN = ["Ромашка", "https://shop.example/"]
 SOURCES = [

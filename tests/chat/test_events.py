@@ -7,7 +7,7 @@ import asyncio
 
 from channels.layers import get_channel_layer
 
-from assistant.chat import events
+from chat import events
 
 
 async def test_a_synchronous_caller_inside_a_running_event_loop_still_publishes():

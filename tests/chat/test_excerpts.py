@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from assistant.chat import excerpts, pipeline
-from assistant.chat.excerpts import HARD_LIMIT, excerpt, units
-from assistant.chat.facts import facts_in
+from chat import excerpts, pipeline
+from chat.excerpts import HARD_LIMIT, excerpt, units
+from chat.facts import facts_in
 
 TABLE = (
     "Внутри МКАД: срок — на следующий день; стоимость — 350 ₽; бесплатно — от 5 000 ₽\n"
@@ -60,7 +60,7 @@ def test_stems_are_the_same_from_many_threads_at_once():
     words and failed whole turns (IndexError inside snowball) under 200 visitors."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from assistant.chat import friction
+    from chat import friction
 
     texts = [
         "Сколько стоит доставка по Москве и области в выходные дни?",
@@ -137,7 +137,7 @@ def test_among_units_that_answer_alike_the_first_the_general_rule_is_shown():
 def test_lemmas_are_the_same_from_many_threads_at_once():
     from concurrent.futures import ThreadPoolExecutor
 
-    from assistant.chat import lemmas
+    from chat import lemmas
 
     texts = [f"{word} доставки по Москве за {n} дней" for n in range(40) for word in ("Стоимость", "Потерялся")]
     lemmas.keys.cache_clear()

@@ -1,6 +1,6 @@
 import pytest
 
-from assistant.chat.friction import is_complaint, is_rephrase, similarity
+from chat.friction import is_complaint, is_rephrase, similarity
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.chat import frames, leads, services
-from assistant.chat.exceptions import ChatError
-from assistant.chat.models import Message
-from assistant.inbox import frames as operator_frames
+from chat import frames, leads, services
+from chat.exceptions import ChatError
+from chat.models import Message
+from inbox import frames as operator_frames
 from tests.chat.conftest import in_db
 
 WIDGET_CODES = {"bad_frame", "too_large", "invalid_field"}

@@ -6,9 +6,9 @@ import threading
 import pytest
 from django.db import connection
 
-from assistant.chat import handoff, services
-from assistant.chat.exceptions import AlreadyTaken, ConversationClosed, ValidationFailed
-from assistant.chat.models import Conversation, Message
+from chat import handoff, services
+from chat.exceptions import AlreadyTaken, ConversationClosed, ValidationFailed
+from chat.models import Conversation, Message
 from tests.chat.conftest import DELIVERY_QUESTION
 
 State = Conversation.State
@@ -16,7 +16,7 @@ State = Conversation.State
 
 @pytest.fixture
 def operator(django_user_model, bot):
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     user = django_user_model.objects.create_user(
         username="anna@shop.example", email="anna@shop.example", password="pw-anna-1", first_name="Анна"
@@ -27,7 +27,7 @@ def operator(django_user_model, bot):
 
 @pytest.fixture
 def colleague(django_user_model, bot):
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     user = django_user_model.objects.create_user(username="boris@shop.example", password="pw-boris-1")
     Membership.objects.create(bot=bot, user=user, role=Membership.Role.OPERATOR)
@@ -79,7 +79,7 @@ def test_a_conversation_held_by_another_operator_cannot_be_taken_or_answered(sho
 
 @pytest.mark.django_db(transaction=True)
 def test_twenty_operators_pressing_take_at_once_exactly_one_wins(shop, django_user_model):
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     operators = []
     for n in range(20):

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import frames, pipeline, replies
-from assistant.chat.exceptions import BadFrame, InvalidField, RateLimited, ValidationFailed
-from assistant.chat.services import clean_text
+from bots.models import Bot
+from chat import frames, pipeline, replies
+from chat.exceptions import BadFrame, InvalidField, RateLimited, ValidationFailed
+from chat.services import clean_text
 from tests import fakes
 from tests.chat.conftest import ORIGIN
 from tests.fakes.messages_api import tool_use
@@ -191,8 +191,8 @@ def test_a_bad_frame_is_explained_in_the_bots_language(settings, text, russian, 
 
 
 def test_the_contact_forms_field_errors_in_both_languages():
-    from assistant.chat.frames import LeadForm
-    from assistant.chat.leads import _clean_form
+    from chat.frames import LeadForm
+    from chat.leads import _clean_form
 
     cases = [
         (LeadForm(name="Анна", phone="", email="", question="", consent=False), "consent",

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from assistant.chat.layers import BoundedRedisChannelLayer
+from chat.layers import BoundedRedisChannelLayer
 
 
 def _layer(max_connections: int = 4) -> BoundedRedisChannelLayer:

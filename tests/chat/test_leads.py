@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from assistant.chat import leads, services
-from assistant.chat.exceptions import InvalidField, LeadUnavailable
-from assistant.chat.frames import LeadForm
-from assistant.chat.models import Conversation, Lead, Message
+from chat import leads, services
+from chat.exceptions import InvalidField, LeadUnavailable
+from chat.frames import LeadForm
+from chat.models import Conversation, Lead, Message
 
 pytestmark = pytest.mark.django_db
 POLICY = "https://shop.example/privacy/"
@@ -105,7 +105,7 @@ def test_retention_deletes_what_is_older_than_the_bots_limit(shop_with_policy):
 
 
 def test_nobody_took_it_in_time_so_the_form_is_offered_once(shop_with_policy):
-    from assistant.chat.tasks import offer_leads_to_waiting
+    from chat.tasks import offer_leads_to_waiting
 
     conversation = _conversation(shop_with_policy)
     services.conversation_handoff(conversation=conversation, reason="button")

@@ -10,7 +10,7 @@ import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
-from assistant.chat.models import Conversation
+from chat.models import Conversation
 from tests.chat.conftest import ORIGIN, in_db
 from tests.chat.test_uvicorn import running_uvicorn
 

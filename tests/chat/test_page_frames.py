@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.behavior.models import InvitationRule, InvitationShow
-from assistant.chat.models import Conversation
+from behavior.models import InvitationRule, InvitationShow
+from chat.models import Conversation
 from tests.chat.conftest import in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)

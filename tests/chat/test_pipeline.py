@@ -2,9 +2,9 @@
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import excerpts, replies
-from assistant.chat.pipeline import answer, excerpt
+from bots.models import Bot
+from chat import excerpts, replies
+from chat.pipeline import answer, excerpt
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 
 
@@ -26,7 +26,7 @@ def test_rules_answer_without_search():
     assert thanks.text == "Пожалуйста! Если появятся ещё вопросы — пишите."
     for reply in (whoami, greeting, thanks):  # answered by the rules; no search ran
         assert reply.llm_meta["route"] == "rules" and reply.timings["search"] == 0 and reply.sources == []
-    # an order goes to the order route (tests/commerce): this bot has no order endpoint to ask
+    # an order goes to the order route (tests/knowledge/catalog): this bot has no order endpoint to ask
     assert order.intent == "order" and "номер заказа" in order.text and order.llm_meta["route"] == "order"
     assert order.timings["search"] == 0 and order.sources == []
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import pipeline
-from assistant.chat.excerpts import excerpt
-from assistant.chat.replies import OPERATOR_BUTTON_ID
+from bots.models import Bot
+from chat import pipeline
+from chat.excerpts import excerpt
+from chat.replies import OPERATOR_BUTTON_ID
 from tests import fakes
 from tests.fakes.messages_api import tool_use
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from assistant.bots.models import Membership
-from assistant.chat import handoff, selectors, services
+from bots.models import Membership
+from chat import handoff, selectors, services
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +41,7 @@ def _handed_off(bot: Any, operator: Any, visitor: str, said: list[str], replies:
 
 def _one_by_one(bot: Any) -> list[tuple[int, int, str]]:
     """What the selector must give, computed the slow way: a query per reply."""
-    from assistant.chat.models import Message
+    from chat.models import Message
 
     out = []
     for message in Message.objects.filter(bot=bot, role=Message.Role.OPERATOR).order_by("id"):

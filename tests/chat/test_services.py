@@ -3,9 +3,9 @@ import threading
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from assistant.chat import services
-from assistant.chat.exceptions import ConversationClosed, HandoffUnavailable, NotFound, ValidationFailed
-from assistant.chat.models import Conversation, Message
+from chat import services
+from chat.exceptions import ConversationClosed, HandoffUnavailable, NotFound, ValidationFailed
+from chat.models import Conversation, Message
 from tests import fakes
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 from tests.fakes.messages_api import tool_use
@@ -259,7 +259,7 @@ def test_messages_after_gives_what_a_reconnecting_widget_missed(shop):
 def _held_by_another_process(message_id: int, *, alive: bool) -> list[str]:
     """Claim `message_id` as another ASGI process would, with (alive) or without its heartbeat;
     returns the keys to delete afterwards."""
-    from assistant.chat import claims, ratelimit
+    from chat import claims, ratelimit
 
     client = ratelimit.sync_client()
     claim, heartbeat = claims._key(message_id), claims._alive_prefix() + "other-process"
@@ -270,7 +270,7 @@ def _held_by_another_process(message_id: int, *, alive: bool) -> list[str]:
 
 
 def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twice(shop, settings, monkeypatch):
-    from assistant.chat import ratelimit
+    from chat import ratelimit
 
     settings.CHAT_REPLY_WAIT = 1.5
     conversation = _open(shop)
@@ -289,7 +289,7 @@ def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twic
 
 
 def test_the_claim_of_a_worker_that_died_mid_answer_is_taken_over(shop):
-    from assistant.chat import ratelimit
+    from chat import ratelimit
 
     conversation = _open(shop)
     visitor, _created = services.message_accept(conversation=conversation, text="Привет", client_msg_id="c1")

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import checks, pipeline, prompt
-from assistant.chat.facts import Known, blocked
-from assistant.chat.pipeline import Reply
-from assistant.llm.models import RunEvent
+from bots.models import Bot
+from chat import checks, pipeline, prompt
+from chat.facts import Known, blocked
+from chat.pipeline import Reply
 from knowledge.models import Entry
+from llm.models import RunEvent
 from tests import fakes
 from tests.fakes.messages_api import tool_use
 

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from assistant.chat import pipeline
+from chat import pipeline
 from tests import fakes
 from tests.fakes.messages_api import tool_use
 
@@ -92,12 +92,12 @@ def test_with_a_model_the_models_fixed_reading_is_the_retry_not_the_speller(know
 def test_a_misspelt_topic_word_read_as_goods_is_read_again_as_the_question(knowledge, shop, no_model):
     """«скока стоит дастафка»: the rules see a price of goods in the unknown word, the catalog has no
     such goods; the speller's reading is the delivery question the shop's page answers."""
-    from assistant.commerce import catalog
+    from knowledge.catalog import catalog
 
     feed = ("id;name;price;category;vendor;available;url\n"
             "k-1;Чайник Ключ;2490;Кухонная техника;Ключ;да;https://shop.example/p/k-1\n")
     assert catalog.catalog_import_bytes(bot=shop, data=feed.encode(), name="price.csv").run.status == "done"
-    from assistant.behavior.intents import classify
+    from behavior.intents import classify
 
     assert classify("Скока стоит дастафка по Москве?").name == "product"
 

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assistant.chat import services, webhooks
-from assistant.chat.models import WebhookDelivery
+from chat import services, webhooks
+from chat.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -22,7 +22,7 @@ def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3, gap: s
     """`conversations` conversations `days_ago` days old: each a question and a bot answer, the
     first two answers rated thumbs-down; one lead; outcomes answered / handed off; a pending and a
     decided review item; an open gap (`gap`, asked `gap_count` times)."""
-    from assistant.chat.models import Conversation, Lead, Message
+    from chat.models import Conversation, Lead, Message
     from feedback.models import Gap, GapQuestion, Outcome
     from review.models import ReviewItem
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.bots.models import Bot, Membership
-from assistant.bots.services import membership_add
+from bots.models import Bot, Membership
+from bots.services import membership_add
 
 pytestmark = pytest.mark.django_db
 

@@ -56,7 +56,7 @@ def test_every_tab_of_the_owner_layout_opens_a_page(owner_client, bot, settings,
 def test_the_review_tab_opens_the_queue_of_this_bot(owner_client, owner, bot):
     """The owner of two bots gets, from one bot's tab, that bot's review queue: the other's items
     stay out of it."""
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from review.models import ReviewItem
     from tests.dashboard.conftest import seed_activity
 

@@ -26,7 +26,7 @@ def crawl(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[st
     """An owner, their bot and a crawl of its site halfway through, committed for the app to see."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from knowledge.models import CrawlRun, Source
 
     with django_db_blocker.unblock():

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def shelf(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[str, Any]]:
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from knowledge.indexing import lexicon_refresh
     from knowledge.models import Entry
 

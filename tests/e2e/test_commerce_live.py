@@ -19,9 +19,9 @@ from django.db import connections
 from playwright.sync_api import Page, expect
 from pytest_django import DjangoDbBlocker
 
-from tests.commerce.shop_api import ShopAPI
 from tests.e2e.conftest import PHONE, SCREENSHOTS, ShopFactory, snippet
 from tests.e2e.widget import Widget
+from tests.knowledge.catalog.shop_api import ShopAPI
 
 pytestmark = pytest.mark.django_db
 
@@ -33,10 +33,10 @@ IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605
 def shop(live_app: str, shop_factory: ShopFactory, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[str, Any]]:
     """The demo shop's bot with its feed imported from the shop itself (market.xml), an order
     endpoint on a local order system and one invitation rule for the catalog pages; committed."""
-    from assistant.behavior.models import InvitationRule
-    from assistant.bots.models import Bot
-    from assistant.commerce import catalog
-    from assistant.commerce.services import order_endpoint_configure
+    from behavior.models import InvitationRule
+    from bots.models import Bot
+    from knowledge.catalog import catalog
+    from knowledge.catalog.services import order_endpoint_configure
 
     api = ShopAPI().start()
     with django_db_blocker.unblock():
@@ -68,7 +68,7 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_visitor_is_invited_asks_for_orders_and_gets_product_cards(
     page: Page, shop, shots: Path, django_db_blocker: DjangoDbBlocker
 ):
-    from assistant.behavior.models import InvitationShow
+    from behavior.models import InvitationShow
 
     page.goto(f"{shop['shop']}/catalog/home/")
     widget = Widget(page)

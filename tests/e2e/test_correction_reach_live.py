@@ -33,7 +33,7 @@ SPB = ("spb", "Доставка по Санкт-Петербургу",
 
 
 def _ask(bot: Any, text: str) -> Any:
-    from assistant.chat import services
+    from chat import services
 
     conversation = services.conversation_open(bot=bot, visitor_id=f"e2e-{uuid.uuid4().hex[:10]}")
     _message, reply, _created = services.message_receive(
@@ -47,7 +47,7 @@ def reach_bot(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dic
     the other city asked by visitors (a confidence threshold above every score flags each answer)."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
     from knowledge.services import EntryDraft, entry_upsert

@@ -55,7 +55,7 @@ def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
     owner_tab: tuple[BrowserContext, Page], live_app: str, demo_site: str, language: str, shots: Path,
     celery_worker_thread: object, django_user_model, tmp_path: Path,
 ):
-    from assistant.bots.models import Bot
+    from bots.models import Bot
 
     _ctx, page = owner_tab
     words = TEXTS[language]
@@ -154,7 +154,7 @@ def test_a_new_owner_goes_from_login_to_a_working_widget_snippet(
 def test_the_overview_draws_its_charts_and_a_bad_address_is_explained(
     page: Page, live_app: str, shots: Path, django_user_model,
 ):
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from knowledge.models import Entry, Source
     from tests.dashboard.conftest import seed_activity
 

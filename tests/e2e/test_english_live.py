@@ -50,8 +50,8 @@ def shop(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[str
     fixtures' knowledge, two flagged answers in the review queue, one visitor waiting for an operator."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
-    from assistant.chat import services
+    from bots.models import Bot, Membership
+    from chat import services
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
     from knowledge.services import EntryDraft, entry_upsert

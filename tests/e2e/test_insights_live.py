@@ -46,7 +46,7 @@ def shot(page: Page, name: str) -> None:
 
 @pytest.fixture
 def shop(django_user_model):
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
     from knowledge.services import EntryDraft, entry_upsert
@@ -119,9 +119,9 @@ def test_an_owner_hit_tests_runs_a_batch_and_sees_the_diff_after_an_entry_change
 
 
 def test_the_usage_and_members_pages(page: Page, live_app: str, shop: dict):
-    from assistant.bots.services import membership_add
-    from assistant.llm import budget
-    from assistant.llm.models import Usage
+    from bots.services import membership_add
+    from llm import budget
+    from llm.models import Usage
 
     bot = shop["bot"]
     now = timezone.now()

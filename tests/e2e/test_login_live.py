@@ -26,8 +26,8 @@ def accounts(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict
     """An owner and an operator of one bot, committed so that the app process sees them."""
     from axes.models import AccessAttempt
 
-    from assistant.bots.models import Bot
-    from assistant.bots.services import membership_add
+    from bots.models import Bot
+    from bots.services import membership_add
 
     with django_db_blocker.unblock():
         bot = Bot.objects.create(name="Бот для входа", slug="e2e-login", allowed_origins=[live_app])

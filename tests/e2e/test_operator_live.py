@@ -17,7 +17,7 @@ from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 from pytest_django import DjangoDbBlocker
 
-from assistant.bots.models import Bot, Membership
+from bots.models import Bot, Membership
 from tests.e2e.conftest import DESKTOP, SCREENSHOTS, ShopFactory, snippet
 from tests.e2e.test_widget_live import learn_pages
 from tests.e2e.widget import NO_ANSWER, Widget, wait_for
@@ -104,7 +104,7 @@ def inbox(browser: Browser, helpdesk: dict) -> Iterator[Page]:
 
 
 def _conversation_id(bot: Bot) -> int:
-    from assistant.chat.models import Conversation
+    from chat.models import Conversation
 
     found = committed(lambda: Conversation.objects.filter(bot=bot).exclude(state="closed").order_by("-pk").first())
     assert found is not None
@@ -169,8 +169,8 @@ def test_a_visitor_reaches_a_person_and_back(page: Page, inbox: Page, helpdesk: 
 
 
 def test_out_of_hours_the_visitor_leaves_a_contact_with_consent(page: Page, inbox: Page, helpdesk: dict, shots: Path):
-    from assistant.bots.services import opening_hours_set
-    from assistant.chat.models import Lead
+    from bots.services import opening_hours_set
+    from chat.models import Lead
 
     bot, shop, app = helpdesk["bot"], helpdesk["shop"], helpdesk["app"]
     night = [(day, dt.time(0, 0), dt.time(0, 1)) for day in range(7)]  # one minute a day: closed now

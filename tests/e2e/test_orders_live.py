@@ -16,9 +16,9 @@ from django.db import connections
 from playwright.sync_api import Page, expect
 from pytest_django import DjangoDbBlocker
 
-from tests.commerce.shop_api import ShopAPI
 from tests.e2e.conftest import SCREENSHOTS, ShopFactory, snippet
 from tests.e2e.widget import Widget
+from tests.knowledge.catalog.shop_api import ShopAPI
 
 pytestmark = pytest.mark.django_db
 
@@ -31,8 +31,8 @@ def orders(live_app: str, shop_factory: ShopFactory, django_db_blocker: DjangoDb
     """A shop bot with an order endpoint on a local order system, and its owner; committed for the app."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
-    from assistant.commerce.services import order_endpoint_configure
+    from bots.models import Bot, Membership
+    from knowledge.catalog.services import order_endpoint_configure
 
     api = ShopAPI().start()
     with django_db_blocker.unblock():

@@ -24,7 +24,7 @@ PASSWORD = "e2e-layout-pass-1"
 def owned(live_app: str, django_user_model) -> tuple[str, str]:
     """A bot and its owner (committed: the app's process reads them); yields (slug, username).
     Every test's rows are flushed after it (transaction=True)."""
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
 
     bot = Bot.objects.create(name="Магазин вёрстки", slug="e2e-layout", allowed_origins=[live_app])
     user = django_user_model.objects.create_user(username="layout@shop.example", password=PASSWORD)
@@ -81,7 +81,7 @@ def test_the_owner_tabs_keep_one_line_at_1280_and_more_opens_from_the_keyboard(
 ):
     """The widest header there is: a superuser (the admin link) owning two bots (the switcher, one
     with a long name), in Russian and in English."""
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
 
     slug, username = owned
     django_user_model.objects.filter(username=username).update(is_superuser=True, is_staff=True)
@@ -136,7 +136,7 @@ def test_the_owner_tabs_keep_one_line_at_1280_and_more_opens_from_the_keyboard(
 
 
 def test_a_document_is_deleted_only_once_the_owner_confirms(owner_tab: Page, live_app: str, owned: tuple[str, str]):
-    from assistant.bots.models import Bot
+    from bots.models import Bot
     from knowledge.importing import document_import
     from knowledge.models import Entry, Source
 

@@ -131,7 +131,7 @@ def batch_results_held() -> Iterator[None]:
 
 def shop_data(bot: Any) -> list[str]:
     """The shop's own texts the pages may show: its name, its pages and entries, the chat, the set."""
-    from assistant.chat.models import Message
+    from chat.models import Message
     from insights.models import BatchResult, SetQuestion
     from knowledge.models import Entry, Source
 
@@ -160,8 +160,8 @@ def test_a_new_owner_walks_from_login_to_a_working_widget_snippet(
     tab: Page, walk_app: str, model: FakeLLMServer, demo_site: str, language: str, shots: Path,
     celery_worker_thread: object, django_user_model: Any, shop_factory: ShopFactory,
 ):
-    from assistant.bots.models import Bot
-    from assistant.llm.models import BotLLMSettings
+    from bots.models import Bot
+    from llm.models import BotLLMSettings
 
     page, words = tab, TEXTS[language]
     email = f"walk-{language}@tehnodom.example"

@@ -37,7 +37,7 @@ QUESTIONS = [
 
 
 def _ask(bot: Any, text: str, conversation: Any = None) -> Any:
-    from assistant.chat import services
+    from chat import services
 
     if conversation is None:
         conversation = services.conversation_open(bot=bot, visitor_id=f"e2e-{uuid.uuid4().hex[:10]}")
@@ -53,7 +53,7 @@ def session_bot(
     (a confidence threshold above every score flags each answer as low confidence)."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
     from knowledge.services import EntryDraft, entry_upsert
@@ -176,7 +176,7 @@ def digest_html(session_bot: dict[str, Any], django_db_blocker: DjangoDbBlocker)
     from django.template.loader import render_to_string
     from django.utils import timezone
 
-    from assistant.chat.models import Conversation, Message
+    from chat.models import Conversation, Message
     from feedback.digest import digest_context, digest_period
     from feedback.gaps import gaps_refresh
     from feedback.outcomes import outcomes_refresh
@@ -250,8 +250,8 @@ def operator_answered(session_bot: dict[str, Any], django_db_blocker: DjangoDbBl
     """A handed-off conversation the operator answered (committed: the server must see it)."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Membership
-    from assistant.chat import handoff
+    from bots.models import Membership
+    from chat import handoff
 
     bot = session_bot["bot"]
     with django_db_blocker.unblock():

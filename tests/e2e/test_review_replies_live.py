@@ -36,7 +36,7 @@ EDITED = "Олег, спасибо! Передали складу, чтобы у
 def queue_bot(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[str, Any]]:
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from routes.review_reply import review_reply_run
     from routes.reviews import ReviewDraft, reviews_import
 

@@ -46,8 +46,8 @@ def voice_app(django_db_setup: None, django_db_blocker: DjangoDbBlocker, model: 
 @pytest.fixture(scope="module")
 def shop(voice_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[str, object]]:
     """An owner and their shop bot with its three entries, committed so that the app sees them."""
-    from assistant.bots.models import Bot
-    from assistant.bots.services import membership_add
+    from bots.models import Bot
+    from bots.services import membership_add
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
     from knowledge.services import EntryDraft, entry_upsert
@@ -83,7 +83,7 @@ def _answer(text: str) -> dict[str, object]:
 def test_an_owner_sees_a_slider_and_a_dictionary_change_side_by_side_before_saving(
     page: Page, voice_app: str, shop: dict, model: FakeLLMServer, shots: Path, django_db_blocker: DjangoDbBlocker,
 ):
-    from assistant.bots.models import Bot
+    from bots.models import Bot
 
     page.set_viewport_size({"width": 1280, "height": 1000})
     _sign_in(page, voice_app, str(shop["username"]))
@@ -133,8 +133,8 @@ def test_an_owner_sees_a_slider_and_a_dictionary_change_side_by_side_before_savi
 def test_an_owner_starts_an_experiment_and_reads_its_verdict(
     page: Page, voice_app: str, shop: dict, shots: Path, django_db_blocker: DjangoDbBlocker,
 ):
-    from assistant.bots.models import Bot
-    from assistant.chat import services
+    from bots.models import Bot
+    from chat import services
 
     page.set_viewport_size({"width": 1280, "height": 1000})
     _sign_in(page, voice_app, str(shop["username"]))

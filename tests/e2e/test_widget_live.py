@@ -17,7 +17,7 @@ from django.db import connections
 from playwright.sync_api import Browser, Page, expect
 from pytest_django import DjangoDbBlocker
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from tests.e2e.conftest import DESKTOP, PHONE, SCREENSHOTS, ShopFactory, snippet
 from tests.e2e.widget import NO_ANSWER, Widget
 
@@ -259,7 +259,7 @@ def owner_login(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[t
     """A bot whose owner may try its widget on the app's own page; yields (slug, user, password)."""
     from django.contrib.auth import get_user_model
 
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     with django_db_blocker.unblock():
         bot = Bot.objects.create(name="Проверочный бот", slug="e2e-try", allowed_origins=[live_app])

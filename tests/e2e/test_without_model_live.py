@@ -19,7 +19,7 @@ from django.db import connections
 from playwright.sync_api import Locator, Page, expect
 from pytest_django import DjangoDbBlocker
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from tests.e2e.conftest import ShopFactory, snippet
 from tests.e2e.test_widget_live import learn_pages
 from tests.e2e.widget import NO_ANSWER, Widget
@@ -32,8 +32,8 @@ SLOW = 30000  # ms: the app's first search in a process loads the embedding mode
 
 def learn(bot: Bot, origin: str) -> None:
     """The pages through the crawler's own extraction and chunking, and the feed through its import."""
-    from assistant.commerce import catalog
-    from assistant.commerce.embedding import offers_embed_pending
+    from knowledge.catalog import catalog
+    from knowledge.catalog.embedding import offers_embed_pending
 
     learn_pages(bot, origin, PAGES)
     run = catalog.catalog_import_url(bot=bot, url=f"{origin}/market.xml").run

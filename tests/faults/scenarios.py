@@ -219,7 +219,7 @@ def redis_restart(redis: RedisServer, outage: float = 1.0) -> Fault:
 def layer_on(redis: RedisServer) -> Any:
     from django.conf import settings
 
-    from assistant.chat.layers import BoundedRedisChannelLayer
+    from chat.layers import BoundedRedisChannelLayer
 
     config: Any = settings.CHANNEL_LAYERS["default"]["CONFIG"]
     return BoundedRedisChannelLayer(hosts=[{"address": redis.redis_url}], prefix=config["prefix"])
@@ -236,7 +236,7 @@ def heard_probe(visitor: Visitor) -> bool:
 async def groups_heard(redis: RedisServer, visitors: list[Visitor], timeout: float = 30.0) -> float:
     """Seconds until an operator message sent to each conversation's group reached every socket
     (sent again every half second to the ones that have not heard it yet)."""
-    from assistant.chat.events import conversation_group
+    from chat.events import conversation_group
 
     layer = layer_on(redis)
     started = time.monotonic()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from assistant.chat.models import Message
+from chat.models import Message
 from tests.chat.conftest import DELIVERY_QUESTION, ORIGIN, in_db
 from tests.fakes.messages_api import tool_use
 from tests.faults.conftest import model_env

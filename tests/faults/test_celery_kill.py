@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from assistant.texts import russian
+from core.texts import russian
 from knowledge.crawler import RESUMED
 from knowledge.models import CrawlRun
 from tests.faults.crawls import KILL_AFTER, crawl_around_a_kill

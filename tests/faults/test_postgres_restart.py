@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from assistant.chat import replies
+from chat import replies
 from tests.faults.harness import Fleet, PostgresServer, database_url
 from tests.faults.scenarios import chat_around, postgres_restart
 
@@ -59,7 +59,7 @@ def test_a_pooled_server_throws_away_the_connections_a_restart_broke_and_serves_
     import httpx
     import psycopg
 
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
     from tests.faults.conftest import APP_NAME
 
     _row, key = api_key_create(bot=shop, name="pool")

@@ -2,7 +2,7 @@
 persistence: channel-layer groups, rate-limit counters, answer claims all gone). Every question
 asked before, at, during and after the restart is answered exactly once (the database and the
 frames agree), the sockets stay usable, and operator events reach them again because the channel
-layer re-joins its groups by itself (assistant/chat/layers.py)."""
+layer re-joins its groups by itself (chat/layers.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from assistant.chat.models import Conversation
+from chat.models import Conversation
 from feedback.digest import digest_period
 from feedback.models import Outcome
 from feedback.outcomes import outcomes_refresh
@@ -20,7 +20,7 @@ from tests.review.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 
 def _last_week(shop):
     """Move every conversation and message into last week's period, as if the visitors came then."""
-    from assistant.chat.models import Message
+    from chat.models import Message
     from feedback.models import GapQuestion
 
     start, _end = digest_period()
@@ -80,7 +80,7 @@ def test_senddigest_mails_owners_html_and_text(smtp_server, shop, knowledge, ask
 
 @pytest.mark.django_db(transaction=True)
 def test_the_weekly_task_sends_once_on_a_real_worker(smtp_server, celery_worker_thread, owner):
-    from assistant.bots.models import Bot, Membership
+    from bots.models import Bot, Membership
     from feedback.tasks import send_digests
 
     bot = Bot.objects.create(name="Тихий магазин", slug="quiet")

@@ -8,12 +8,12 @@ from collections.abc import Callable
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import services
-from assistant.voice import effective
+from bots.models import Bot
+from chat import services
 from feedback import experiments
 from feedback.models import Experiment
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
+from voice import effective
 
 pytestmark = pytest.mark.django_db
 

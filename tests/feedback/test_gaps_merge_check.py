@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from assistant.llm.models import Usage
 from feedback.gaps import gap_merge_suggestions, gaps_refresh
 from feedback.merge_check import PURPOSE, TOOL, gaps_merge_check
 from feedback.models import Gap
 from feedback.tasks import gaps_refresh_all
+from llm.models import Usage
 from tests.fakes.messages_api import overloaded, tool_use
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from assistant.chat import handoff, services
+from chat import handoff, services
 from feedback.gaps import gaps_refresh
 from feedback.models import Gap, OperatorAnswer
 from feedback.operator_answers import (

@@ -20,7 +20,7 @@ OWN_ORIGIN = f"http://{HOST}"
 
 
 def _member(django_user_model, bot, email, role, **extra):
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     user = django_user_model.objects.create_user(username=email, email=email, password="pw-member-123", **extra)
     Membership.objects.create(bot=bot, user=user, role=role)

@@ -7,9 +7,9 @@ import time
 import pytest
 from django.utils import timezone
 
-from assistant.chat import services
-from assistant.chat.models import Conversation
-from assistant.inbox import tasks
+from chat import services
+from chat.models import Conversation
+from inbox import tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

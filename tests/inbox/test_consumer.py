@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from assistant.chat import services
-from assistant.chat.models import Conversation, Message
+from chat import services
+from chat.models import Conversation, Message
 from tests.chat.conftest import DELIVERY_QUESTION, in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)

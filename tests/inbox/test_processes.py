@@ -22,7 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from assistant.asgi import uvicorn_flags
-from assistant.chat.models import Message
+from chat.models import Message
 from tests.chat.conftest import ORIGIN, in_db
 from tests.chat.test_uvicorn import Uvicorn
 from tests.inbox.conftest import session_cookie

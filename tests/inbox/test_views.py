@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from assistant.chat import handoff, leads, services
-from assistant.chat.frames import LeadForm
+from chat import handoff, leads, services
+from chat.frames import LeadForm
 
 pytestmark = pytest.mark.django_db
 
@@ -107,10 +107,10 @@ def test_an_operator_without_bots_gets_a_helpful_empty_page(client, django_user_
 
 
 def test_a_conversation_page_shows_the_current_page_title_and_the_product_cards(client, shop, operator):
-    from assistant.chat import visits
-    from assistant.chat.frames import Page
-    from assistant.commerce import catalog
-    from tests.commerce.test_product_chain import FEED
+    from chat import visits
+    from chat.frames import Page
+    from knowledge.catalog import catalog
+    from tests.knowledge.catalog.test_product_chain import FEED
 
     catalog.catalog_import_bytes(bot=shop, data=FEED, name="feed.xml")
     conversation = services.conversation_open(bot=shop, visitor_id="v_cards")

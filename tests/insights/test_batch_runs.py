@@ -171,7 +171,7 @@ def test_a_runs_reason_and_error_are_shown_in_the_readers_language(owner_client,
     from django.utils import timezone, translation
     from django.utils.translation import gettext_noop
 
-    from assistant.texts import stored
+    from core.texts import stored
 
     question_set = question_set_save(bot=shop, name="Основное", text="вопрос")
     with translation.override("en" if lang == "ru" else "ru"):  # the writer's language is not the reader's

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from assistant.bots.models import Membership
+from bots.models import Membership
 from insights.sets import question_set_save
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.chat.models import Conversation, Message
+from chat.models import Conversation, Message
 from insights.testing import InsightsError, hit_test
 from tests import fakes
 from tests.fakes.messages_api import tool_use

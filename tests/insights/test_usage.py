@@ -10,9 +10,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from assistant.bots.models import Bot
-from assistant.llm import budget
-from assistant.llm.models import Usage
+from bots.models import Bot
+from llm import budget
+from llm.models import Usage
 
 pytestmark = pytest.mark.django_db
 

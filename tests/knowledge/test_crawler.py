@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from assistant.texts import russian
+from core.texts import russian
 from knowledge.chunking import MAX_CHARS, pack, page_drafts
 from knowledge.extract import Block
 from knowledge.models import CrawlRun, Entry, Page, Source

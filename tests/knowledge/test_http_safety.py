@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from knowledge.http import (
+from core.http import (
     AddressRefused,
     FetchTimeout,
     SafeClient,

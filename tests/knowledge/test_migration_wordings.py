@@ -22,7 +22,7 @@ def _migrate(targets):
 
 def test_stored_owner_answers_get_their_question_as_a_wording():
     try:
-        from assistant.bots.models import Bot
+        from bots.models import Bot
 
         old = _migrate(BEFORE)  # only knowledge goes back: the bots table is today's
         bot = Bot.objects.create(name="Старый", slug="old-bot", site_url="http://127.0.0.1/")

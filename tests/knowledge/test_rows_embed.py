@@ -1,5 +1,5 @@
 """`rows_embed`, the batch-and-write loop that entries (`embed_pending`) and catalog offers
-(assistant/commerce/embedding.py) share: real PostgreSQL, the real local embedding model."""
+(knowledge/catalog/embedding.py) share: real PostgreSQL, the real local embedding model."""
 
 from __future__ import annotations
 

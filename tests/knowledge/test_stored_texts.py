@@ -69,7 +69,7 @@ def test_a_crawl_that_cannot_start_says_why_in_the_api_reader_s_language(run_cra
     run = run_crawl()
     assert run.status == CrawlRun.Status.FAILED
 
-    from assistant.bots.apikeys import api_key_create
+    from bots.apikeys import api_key_create
 
     _key, secret = api_key_create(bot=bot, name="тест")
     api = client_for(secret)

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from assistant.chat.models import Conversation, Message
+from chat.models import Conversation, Message
 from knowledge.models import Entry
 from knowledge.versions import (
     CORRECTION_ORIGINS,
@@ -173,7 +173,7 @@ def versioned(bot, owner, client, api_key):  # noqa: F811
     dashboard, flagged by a correction from the review queue, that correction undone, flagged by
     a correction from the `correct` command, reverted through the API; plus one row written by
     code before (a gap's correction, stored as the old f-string wrote it) and one with no reason."""
-    from assistant.bots.models import ApiKey
+    from bots.models import ApiKey
 
     api = client_for(api_key)
     created = api.post("/api/v1/entries/", {"kind": "qa", "title": "Есть ли самовывоз?", "text": "Да, с Тверской, 1."},

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.llm.base import LLMRequest, SystemPart
-from assistant.llm.structured import ANSWER_TOOL, answer_schema
+from llm.base import LLMRequest, SystemPart
+from llm.structured import ANSWER_TOOL, answer_schema
 
 RULES = "Вы — ассистент магазина. Факты — только из источников ниже, source — номер источника."
 SOURCES = "Источники:\n[0] Доставка: по Москве на следующий день, 300 ₽.\n[1] Возврат: 14 дней."

@@ -7,8 +7,8 @@ from django.contrib.admin.sites import site
 from django.forms import ModelChoiceField
 from django.test import RequestFactory
 
-from assistant.llm.journal import run_event_record
-from assistant.llm.models import BotLLMSettings, RunEvent, Usage
+from llm.journal import run_event_record
+from llm.models import BotLLMSettings, RunEvent, Usage
 
 pytestmark = pytest.mark.django_db
 

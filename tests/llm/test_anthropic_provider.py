@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from assistant.llm.models import RunEvent, Usage
-from assistant.llm.providers import get_provider
+from llm.models import RunEvent, Usage
+from llm.providers import get_provider
 from tests.fakes import FAKE_ANTHROPIC_KEY
 from tests.fakes.messages_api import (
     bad_request,

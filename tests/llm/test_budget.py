@@ -8,10 +8,10 @@ from decimal import Decimal
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import pipeline
-from assistant.llm import budget
-from assistant.llm.models import Usage
+from bots.models import Bot
+from chat import pipeline
+from llm import budget
+from llm.models import Usage
 from tests import fakes
 from tests.chat import conftest as chat
 from tests.chat.conftest import DELIVERY_QUESTION

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from assistant.llm.models import Usage
-from assistant.llm.providers import get_provider
-from assistant.llm.structured import complete_with_repair, schema_validator
+from llm.models import Usage
+from llm.providers import get_provider
+from llm.structured import complete_with_repair, schema_validator
 from tests.fakes import FAKE_OPENAI_KEY
 from tests.fakes.messages_api import bad_request, broken_json, server_error, text, tool_use
 from tests.llm.support import QUESTION, RULES, SOURCES, answer_request, valid

@@ -1,7 +1,7 @@
 import logging
 from decimal import Decimal
 
-from assistant.llm.pricing import estimate_cost, price_for
+from llm.pricing import estimate_cost, price_for
 
 
 def test_the_longest_matching_prefix_sets_the_price():

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from assistant.llm.models import BotLLMSettings, RunEvent, Usage
-from assistant.llm.providers import get_provider
-from assistant.llm.structured import complete_with_repair, schema_validator
+from llm.models import BotLLMSettings, RunEvent, Usage
+from llm.providers import get_provider
+from llm.structured import complete_with_repair, schema_validator
 from tests.fakes.messages_api import tool_use
 from tests.llm.support import answer_request, valid
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from assistant.llm.providers import get_provider
-from assistant.llm.streaming import DraftStream
-from assistant.llm.structured import complete_with_repair, release_when_sourced, schema_validator
+from llm.providers import get_provider
+from llm.streaming import DraftStream
+from llm.structured import complete_with_repair, release_when_sourced, schema_validator
 from tests.fakes.messages_api import broken_json, overloaded, text, tool_use
 from tests.llm.support import answer_request, valid
 

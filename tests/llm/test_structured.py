@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.llm.models import RunEvent, Usage
-from assistant.llm.providers import get_provider
-from assistant.llm.structured import answer_schema, complete_with_repair, schema_validator, validate
+from llm.models import RunEvent, Usage
+from llm.providers import get_provider
+from llm.structured import answer_schema, complete_with_repair, schema_validator, validate
 from tests.fakes.messages_api import broken_json, server_error, text, tool_use
 from tests.llm.support import VALID, answer_request, valid
 

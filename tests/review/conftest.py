@@ -18,7 +18,7 @@ __all__ = ["DELIVERY_QUESTION", "UNKNOWN_QUESTION"]
 def ask(django_capture_on_commit_callbacks: Any) -> Callable[..., Any]:
     """Ask `bot` as visitor `visitor` through chat.services; on-commit signals run as in production.
     Returns (visitor message, bot reply)."""
-    from assistant.chat import services
+    from chat import services
 
     def _ask(bot: Any, text: str, visitor: str = "v1") -> tuple[Any, Any]:
         with django_capture_on_commit_callbacks(execute=True):
@@ -33,7 +33,7 @@ def ask(django_capture_on_commit_callbacks: Any) -> Callable[..., Any]:
 
 @pytest.fixture
 def operator(django_user_model: Any, shop: Any) -> Any:  # noqa: F811
-    from assistant.bots.models import Membership
+    from bots.models import Membership
 
     user = django_user_model.objects.create_user(
         username="operator@shop.example", email="operator@shop.example", password="pw-operator-1", is_staff=True

@@ -70,7 +70,7 @@ def test_a_decided_item_does_not_swallow_later_askings(shop, knowledge, ask, own
 
 def test_a_repeat_costs_no_new_row(shop, knowledge, ask, django_assert_num_queries):
     ask(shop, UNKNOWN_QUESTION)
-    from assistant.chat import services as chat_services
+    from chat import services as chat_services
 
     conversation = chat_services.conversation_open(bot=shop, visitor_id="v1")
     _v, second, _c = chat_services.message_receive(conversation=conversation, text=UNKNOWN_QUESTION,

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from assistant.llm.models import RunEvent
+from llm.models import RunEvent
 from routes import approval, publishing
 from routes.models import ReviewReplySettings, RouteRun
 from routes.review_reply import review_reply_run

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from assistant.chat.webhooks import sign
+from chat.webhooks import sign
 from routes.models import CustomerReview, ReviewReplySettings
 
 pytestmark = pytest.mark.django_db

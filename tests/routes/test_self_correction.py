@@ -13,7 +13,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from assistant.llm.models import RunEvent, Usage
+from llm.models import RunEvent, Usage
 from routes.models import ReviewReplySettings, RouteRun
 from routes.review_reply import review_reply_run
 from tests.fakes.messages_api import tool_use, verdict

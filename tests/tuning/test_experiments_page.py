@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from feedback import experiments
 from feedback.models import Experiment
 

@@ -8,10 +8,10 @@ import gettext
 import pytest
 from babel.messages.pofile import read_po
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from tests.conftest import REPO
 
-CATALOGS = [REPO / "assistant" / "voice" / "locale" / "en" / "LC_MESSAGES",
+CATALOGS = [REPO / "voice" / "locale" / "en" / "LC_MESSAGES",
             REPO / "tuning" / "locale" / "en" / "LC_MESSAGES"]
 
 

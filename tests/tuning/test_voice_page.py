@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from tests.chat.conftest import DELIVERY_QUESTION
 from tests.fakes.messages_api import tool_use
 

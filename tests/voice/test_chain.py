@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.bots.models import Bot
-from assistant.chat import pipeline, services
-from assistant.llm.models import RunEvent
-from assistant.voice import effective
-from assistant.voice import services as voice_services
+from bots.models import Bot
+from chat import pipeline, services
+from llm.models import RunEvent
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 from tests.fakes.messages_api import tool_use
+from voice import effective
+from voice import services as voice_services
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +151,7 @@ def test_a_threshold_variant_changes_what_retrieval_may_show(knowledge, shop):
 
 
 def test_the_owners_out_of_hours_text_covers_both_moments_and_fills_in_the_hours(shop):
-    from assistant.chat import replies
+    from chat import replies
 
     bot = _tuned(shop, replies={"ru": {"out_of_hours": "Мы отдыхаем{hours}. Напишите утром."}})
     assert replies.out_of_hours(bot, "пн–пт 9:00–18:00", language="ru") == (

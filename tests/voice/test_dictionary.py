@@ -1,7 +1,7 @@
 """The owner's dictionary as code applies it: whole words, case kept, links and citations untouched,
 forbidden sentences dropped, idempotent, drafts made of complete sentences."""
 
-from assistant.voice.dictionary import compiled
+from voice.dictionary import compiled
 
 WORDS = compiled((("доставка", "курьерская доставка"), ("СБП", "Система быстрых платежей")), ("дешёв*", "халява"))
 
@@ -61,8 +61,8 @@ def test_a_multi_word_term_matches_across_spaces():
 
 
 def test_docs_list_every_slider_fragment_in_both_languages():
-    from assistant.voice import sliders
     from tests.conftest import REPO
+    from voice import sliders
 
     doc = (REPO / "docs" / "voice.md").read_text()
     for slider in sliders.SLIDERS:

@@ -8,9 +8,9 @@ import threading
 import pytest
 from django.db import connection
 
-from assistant.bots.models import Bot
-from assistant.voice import effective, services
-from assistant.voice.exceptions import VoiceConflict, VoiceInvalid
+from bots.models import Bot
+from voice import effective, services
+from voice.exceptions import VoiceConflict, VoiceInvalid
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 
-from assistant.bots.models import Bot
-from assistant.voice import services as voice_services
+from bots.models import Bot
 from tests.chat.conftest import DELIVERY_QUESTION, connect  # noqa: F401  (fixture)
 from tests.fakes.messages_api import tool_use
+from voice import services as voice_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

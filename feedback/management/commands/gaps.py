@@ -11,8 +11,8 @@ from django.utils.formats import date_format
 from django.utils.timezone import localtime
 from django.utils.translation import gettext as _
 
-from assistant.bots.exceptions import BotNotFound
-from assistant.bots.selectors import bot_by_slug
+from bots.exceptions import BotNotFound
+from bots.selectors import bot_by_slug
 from feedback.gaps import gap_list, gaps_refresh, trend_word
 from feedback.models import Gap, GapQuestion
 

@@ -16,8 +16,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from assistant.bots.exceptions import BotNotFound
-from assistant.bots.selectors import bot_by_slug
+from bots.exceptions import BotNotFound
+from bots.selectors import bot_by_slug
 from insights.calibration import (
     SPAN,
     STEP,

@@ -10,9 +10,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 from tqdm import tqdm
 
-from assistant.bots.exceptions import BotNotFound
-from assistant.bots.models import Bot
-from assistant.bots.selectors import bot_by_slug
+from bots.exceptions import BotNotFound
+from bots.models import Bot
+from bots.selectors import bot_by_slug
 from knowledge.crawler import crawl_source
 from knowledge.extract import normalize_url
 from knowledge.models import CrawlRun, Source

@@ -16,9 +16,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 from tqdm import tqdm
 
-from assistant.bots.exceptions import BotNotFound
-from assistant.bots.models import Bot
-from assistant.bots.selectors import bot_by_slug
+from bots.exceptions import BotNotFound
+from bots.models import Bot
+from bots.selectors import bot_by_slug
 from knowledge.exceptions import DocumentTooLarge, KnowledgeError
 from knowledge.importing import ImportResult, document_import
 from knowledge.indexing import embed_pending

@@ -14,8 +14,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from assistant.bots.exceptions import BotNotFound
-from assistant.bots.selectors import bot_by_slug
+from bots.exceptions import BotNotFound
+from bots.selectors import bot_by_slug
 from knowledge.embeddings import DIMENSIONS
 from knowledge.indexing import embed_pending, embeddings_reset
 

@@ -15,9 +15,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from assistant.bots.exceptions import BotNotFound
-from assistant.bots.models import Bot
-from assistant.bots.selectors import bot_by_slug
+from bots.exceptions import BotNotFound
+from bots.models import Bot
+from bots.selectors import bot_by_slug
 from knowledge.search import SearchResult, answer_dict, is_match, search_entries
 
 

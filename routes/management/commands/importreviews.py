@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from routes.reviews import COLUMNS, ReviewsRefused, csv_parse, reviews_import
 
 MAX_FILE = 20 * 1024 * 1024

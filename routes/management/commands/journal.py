@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from routes.journal import journal_rows
 from routes.models import RouteRun
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from assistant.bots.models import Bot
+from bots.models import Bot
 from routes.declarations import ROUTES, RouteRejected
 from routes.models import CustomerReview
 from routes.review_reply import review_reply_run

@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class BehaviorConfig(AppConfig):
-    name = "assistant.behavior"
-    label = "behavior"
-    verbose_name = _("Поведение")

@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class ChatConfig(AppConfig):
-    name = "assistant.chat"
-    label = "chat"
-    verbose_name = _("Чат")

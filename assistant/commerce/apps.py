@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class CommerceConfig(AppConfig):
-    name = "assistant.commerce"
-    label = "commerce"
-    verbose_name = _("Заказы и каталог")

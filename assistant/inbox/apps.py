@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class InboxConfig(AppConfig):
-    name = "assistant.inbox"
-    label = "inbox"
-    verbose_name = _("Входящие операторов")

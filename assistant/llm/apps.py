@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class LLMConfig(AppConfig):
-    name = "assistant.llm"
-    label = "llm"
-    verbose_name = _("Языковые модели")

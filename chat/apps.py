@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class ChatConfig(AppConfig):
+    name = "chat"
+    label = "chat"
+    verbose_name = _("Чат")

@@ -1,0 +1,305 @@
+"""The widget protocol on the wire (docs/widget-protocol.md): parsing client frames into typed
+values and building server frames. Nothing here touches the database; a malformed frame becomes a
+ChatError with a message a person understands, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from django.conf import settings
+
+from bots.models import Bot
+from chat import replies
+from chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
+from chat.models import Conversation, Message
+from chat.products import card_json
+from chat.replies import OPERATOR_BUTTON_ID
+
+MAX_ID_CHARS: Final = 64
+NOT_AN_ID: Final = re.compile("[\x00-\x20\x7f-\xa0\ud800-\udfff]")
+MAX_URL_CHARS: Final = 2000
+MAX_FORM_CHARS: Final = 300
+MAX_QUESTION_CHARS: Final = 4000
+BUTTON_IDS: Final = frozenset({OPERATOR_BUTTON_ID})
+
+
+@dataclass(frozen=True)
+class Hello:
+    visitor_id: str
+    last_seen_id: int | None
+    page_url: str | None = None
+
+
+@dataclass(frozen=True)
+class SendMessage:
+    client_msg_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Rate:
+    message_id: int
+    rating: int
+
+
+@dataclass(frozen=True)
+class Button:
+    id: str
+
+
+@dataclass(frozen=True)
+class Ping:
+    pass
+
+
+@dataclass(frozen=True)
+class LeadForm:
+    """What the widget's contact form sent (checked by `leads.lead_submit`)."""
+
+    name: str
+    phone: str
+    email: str
+    question: str
+    consent: bool
+
+
+@dataclass(frozen=True)
+class LeadFrame:
+    form: LeadForm
+
+
+@dataclass(frozen=True)
+class Page:
+    """Where the visitor is (on load and on every navigation): an http(s) address, the page's
+    title and where they came from. `visitor_id` is needed only before `hello`."""
+
+    visitor_id: str | None
+    url: str
+    title: str
+    referrer: str
+
+
+@dataclass(frozen=True)
+class InviteShown:
+    rule: int
+
+
+ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame | Page | InviteShown
+MAX_TITLE_CHARS: Final = 300
+
+
+def field_str(data: dict[str, Any], name: str, *, max_chars: int | None = None) -> str:
+    value = data.get(name)
+    if not isinstance(value, str) or (max_chars is not None and not 0 < len(value) <= max_chars):
+        raise BadFrame(field=name)
+    return value
+
+
+def field_id(data: dict[str, Any], name: str) -> str:
+    """An identifier the client made (client_msg_id): 1–64 visible characters, no spaces, no
+    control characters or lone surrogates (which PostgreSQL cannot store)."""
+    value = field_str(data, name, max_chars=MAX_ID_CHARS)
+    if NOT_AN_ID.search(value):
+        raise BadFrame(field=name)
+    return value
+
+
+def field_int(data: dict[str, Any], name: str, *, nullable: bool = False) -> int | None:
+    """A whole number that fits the database's 64-bit ids (a bigger one could never match a row)."""
+    value = data.get(name)
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
+        raise BadFrame(field=name)
+    return value
+
+
+def _optional_str(data: dict[str, Any], name: str, *, max_chars: int) -> str:
+    value = data.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > max_chars:
+        raise BadFrame(field=name)
+    return value
+
+
+def _hello(data: dict[str, Any]) -> Hello:
+    return Hello(
+        field_str(data, "visitor_id", max_chars=MAX_ID_CHARS), field_int(data, "last_seen_id", nullable=True),
+        _optional_str(data, "page_url", max_chars=MAX_URL_CHARS) or None,
+    )
+
+
+def _http_url(data: dict[str, Any], name: str, *, required: bool) -> str:
+    """An http(s) address of at most MAX_URL_CHARS, no spaces or control characters ("" when optional
+    and absent or empty)."""
+    value = data.get(name)
+    if not required and value in (None, ""):
+        return ""
+    if (not isinstance(value, str) or not 0 < len(value) <= MAX_URL_CHARS or NOT_AN_ID.search(value)
+            or not value.lower().startswith(("http://", "https://"))):
+        raise BadFrame(field=name)
+    return value
+
+
+def _page(data: dict[str, Any]) -> Page:
+    visitor_id = data.get("visitor_id")
+    if visitor_id is not None:
+        visitor_id = field_str(data, "visitor_id", max_chars=MAX_ID_CHARS)
+    title = _optional_str(data, "title", max_chars=MAX_TITLE_CHARS)
+    return Page(visitor_id, _http_url(data, "url", required=True), " ".join(title.split()),
+                _http_url(data, "referrer", required=False))
+
+
+def _invite_shown(data: dict[str, Any]) -> InviteShown:
+    rule = field_int(data, "rule")
+    assert rule is not None
+    return InviteShown(rule)
+
+
+def _lead(data: dict[str, Any]) -> LeadFrame:
+    consent = data.get("consent")
+    if not isinstance(consent, bool):
+        raise InvalidField("consent", key="lead_consent")
+    return LeadFrame(LeadForm(
+        name=_optional_str(data, "name", max_chars=MAX_FORM_CHARS),
+        phone=_optional_str(data, "phone", max_chars=MAX_FORM_CHARS),
+        email=_optional_str(data, "email", max_chars=MAX_FORM_CHARS),
+        question=_optional_str(data, "question", max_chars=MAX_QUESTION_CHARS),
+        consent=consent,
+    ))
+
+
+def _message(data: dict[str, Any]) -> SendMessage:
+    return SendMessage(field_id(data, "client_msg_id"), field_str(data, "text"))
+
+
+def _rate(data: dict[str, Any]) -> Rate:
+    message_id, rating = field_int(data, "message_id"), field_int(data, "rating")
+    if message_id is None or rating not in (-1, 0, 1):
+        raise BadFrame(key="frame_rating")
+    return Rate(message_id, rating)
+
+
+def _button(data: dict[str, Any]) -> Button:
+    button_id = field_str(data, "id", max_chars=MAX_ID_CHARS)
+    if button_id not in BUTTON_IDS:
+        raise BadFrame(key="frame_button")
+    return Button(button_id)
+
+
+_PARSERS: Final[dict[str, Callable[[dict[str, Any]], ClientFrame]]] = {
+    "hello": _hello,
+    "message": _message,
+    "rate": _rate,
+    "button": _button,
+    "lead": _lead,
+    "ping": lambda _data: Ping(),
+    "page": _page,
+    "invite_shown": _invite_shown,
+}
+
+
+def load_object(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
+    """A client frame's JSON object (any socket of ours): text, at most CHAT_MAX_FRAME_BYTES."""
+    if text_data is None:
+        raise BadFrame(key="frame_not_text")
+    if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
+        raise FrameTooLarge(kb=settings.CHAT_MAX_FRAME_BYTES // 1024)
+    try:
+        data = json.loads(text_data)
+    except ValueError as exc:
+        raise BadFrame(key="frame_not_json") from exc
+    except RecursionError as exc:
+        raise BadFrame(key="frame_too_deep") from exc
+    if not isinstance(data, dict):
+        raise BadFrame(key="frame_not_object")
+    return data
+
+
+def parse(text_data: str | None, bytes_data: bytes | None) -> ClientFrame:
+    """One client frame: JSON text, at most CHAT_MAX_FRAME_BYTES, of a known type."""
+    data = load_object(text_data, bytes_data)
+    kind = data.get("type")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        raise BadFrame(key="frame_unknown_type")
+    return parser(data)
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A message as the widget sees it: plain text (the widget escapes it), no internal flags.
+    `author` is the operator's display name on operator messages, otherwise null."""
+    return {
+        "id": message.pk,
+        "role": message.role,
+        "text": message.text,
+        "links": [{"url": link.get("url", ""), "title": link.get("title", "")} for link in message.links or []],
+        "buttons": [{"id": b.get("id", ""), "label": b.get("label", "")} for b in message.buttons or []],
+        "cards": [card_json(card) for card in message.cards or []],
+        "rating": message.rating,
+        "created_at": message.created_at.isoformat(),
+        "client_msg_id": message.client_msg_id,
+        "author": message.author_name or None,
+    }
+
+
+def lead_form_json(bot: Bot) -> dict[str, str] | None:
+    """What the widget's contact form shows (and the lead keeps): the consent text and the policy
+    it links; null when the bot takes no contacts (no policy to consent to, or handoff is off)."""
+    if not bot.handoff_enabled or not replies.lead_form_available(bot):
+        return None
+    return {"consent": replies.say(bot, "lead_consent"), "policy_url": bot.privacy_policy_url}
+
+
+def display_name(user: Any) -> str:
+    """How an operator is named to visitors and colleagues: the full name, else the login's
+    part before «@» (an e-mail is never shown to a visitor)."""
+    full = (user.get_full_name() or "").strip()
+    return full or str(user.get_username()).split("@", 1)[0]
+
+
+def conversation_json(conversation: Conversation, *, last_message: Message | None = None) -> dict[str, Any]:
+    """A conversation as the operator protocol shows it (docs/operator-protocol.md). Reads no rows:
+    the caller has the bot and the assigned operator loaded."""
+    operator = conversation.assigned_to if conversation.assigned_to_id else None
+    return {
+        "id": conversation.pk,
+        "bot": {"slug": conversation.bot.slug, "name": conversation.bot.name},
+        "state": conversation.state,
+        "visitor": {
+            "id": conversation.visitor_id, "name": conversation.visitor_name, "contact": conversation.visitor_contact,
+        },
+        "page_url": conversation.page_url,
+        "page_title": conversation.page_title,
+        "waiting_since": conversation.waiting_since.isoformat() if conversation.waiting_since else None,
+        "assigned_to": {"id": operator.pk, "name": display_name(operator)} if operator is not None else None,
+        "last_message": message_json(last_message) if last_message is not None else None,
+        "unread": conversation.unread,
+    }
+
+
+FRAME_TYPES: Final = {Hello: "hello", SendMessage: "message", Rate: "rate", Button: "button", Ping: "ping",
+                       LeadFrame: "lead", Page: "page", InviteShown: "invite_shown"}
+
+
+def error_frame(
+    error: ChatError, *, client_msg_id: str | None = None, cause: ClientFrame | None = None, language: str = "ru"
+) -> dict[str, Any]:
+    """An error frame, its message in `language` (the bot's); one caused by a `message` frame names
+    its client_msg_id, so the widget knows which pending message to give back to the visitor, and
+    `frame` names the type of the frame that was refused (when it could be read)."""
+    frame: dict[str, Any] = {"type": "error", "code": error.code, "message": error.message_in(language)}
+    if cause is not None:
+        frame["frame"] = FRAME_TYPES[type(cause)]
+    if client_msg_id is not None:
+        frame["client_msg_id"] = client_msg_id
+    if isinstance(error, (RateLimited, Unavailable)):
+        frame["retry_after"] = error.retry_after
+    if isinstance(error, InvalidField):
+        frame["field"] = error.field
+    return frame

@@ -1,0 +1,151 @@
+"""The operator's side of a conversation: take it, write to the visitor, hand it back to the bot,
+close it. The operators' inbox (assistant/inbox) calls these after checking the operator may see
+the conversation at all (`inbox.access`); the rules of who may do what to whose conversation live
+here.
+
+What must stay true:
+- Every change locks the conversation row first (`services.locked`): twenty operators pressing
+  «Взять» at once are served one at a time, and exactly one of them gets it; the others get
+  `already_taken` with the winner's name.
+- An operator writes only into a conversation they hold. Replying to one nobody holds (waiting,
+  or still with the bot) takes it first, so the visitor always learns who answers.
+- Operator messages are idempotent by client_msg_id, like the visitor's: a resend after a lost
+  ack (or a server restart) returns the stored message and never writes it twice.
+- Everything is published after commit (`events.publish`), to the visitor's sockets and the
+  bot's feed, so every inbox and widget converge on the stored rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from chat import events, frames, services, webhooks, writes
+from chat.exceptions import AlreadyTaken, ConversationClosed
+from chat.models import Conversation, Message
+
+State = Conversation.State
+Role = Message.Role
+OUTCOME_CLOSED_BY_OPERATOR = "closed_by_operator"
+
+
+def _assign(conversation: Conversation, operator: Any) -> Message:
+    """Give a locked conversation to `operator`, with the note the visitor sees."""
+    conversation.state, conversation.assigned_to = State.OPERATOR, operator
+    conversation.waiting_since = None
+    conversation.save(update_fields=["state", "assigned_to", "waiting_since", "updated_at"])
+    note = services.system_note(conversation, "operator_joined", name=frames.display_name(operator))
+    webhooks.webhook_emit(bot=conversation.bot, event=webhooks.HANDOFF_TAKEN, conversation=conversation)
+    return note
+
+
+def _refuse_if_held_by_another(conversation: Conversation, operator: Any) -> None:
+    if conversation.state == State.CLOSED:
+        raise ConversationClosed(gettext_noop("Разговор уже завершён."))  # the socket translates it
+    # By id: the row was read under the lock (`services.locked`), the operator's row after it.
+    if conversation.state == State.OPERATOR and conversation.assigned_to_id not in (None, operator.pk):
+        raise AlreadyTaken(frames.display_name(conversation.assigned_to))
+
+
+def conversation_take(*, conversation_id: int, operator: Any) -> Conversation:
+    """The conversation becomes `operator`, assigned to `operator`; taking one's own again is a
+    no-op. Works from `waiting_operator` and from `bot` (an operator may step in unasked)."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        _refuse_if_held_by_another(conversation, operator)
+        if conversation.state == State.OPERATOR:
+            return conversation
+        note = _assign(conversation, operator)
+        events.publish(conversation, messages=[note], to_visitor=True, state_changed=True)
+    return conversation
+
+
+def operator_message_send(*, conversation_id: int, operator: Any, text: str, client_msg_id: str) -> Message:
+    """Store an operator's message once and deliver it to the visitor (after commit)."""
+    text = services.clean_text(text)
+    writes.check_client_msg_id(client_msg_id)
+    existing = Message.objects.filter(conversation_id=conversation_id, client_msg_id=client_msg_id).first()
+    if existing is not None:
+        return existing
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        _refuse_if_held_by_another(conversation, operator)
+        if conversation.assigned_to_id == operator.pk:
+            conversation.assigned_to = operator  # the frames name the holder: it is them, no row to read
+        produced: list[Message] = []
+        state_changed = conversation.state != State.OPERATOR
+        if state_changed:
+            produced.append(_assign(conversation, operator))
+        try:
+            with transaction.atomic():
+                message = Message.objects.create(
+                    conversation=conversation, bot_id=conversation.bot_id, role=Role.OPERATOR, text=text,
+                    client_msg_id=client_msg_id, author=operator, author_name=frames.display_name(operator),
+                )
+        except IntegrityError:
+            return Message.objects.get(conversation_id=conversation_id, client_msg_id=client_msg_id)
+        conversation.unread = 0  # whoever replies has read what came before
+        conversation.save(update_fields=["unread", "updated_at"])
+        events.publish(conversation, messages=[*produced, message], to_visitor=True, state_changed=state_changed)
+    return message
+
+
+def conversation_release(*, conversation_id: int, operator: Any) -> Conversation:
+    """Back to the bot: it answers the visitor's next message again."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        _refuse_if_held_by_another(conversation, operator)
+        if conversation.state == State.BOT:
+            return conversation
+        conversation.state, conversation.assigned_to = State.BOT, None
+        conversation.waiting_since = None
+        conversation.save(update_fields=["state", "assigned_to", "waiting_since", "updated_at"])
+        note = services.system_note(conversation, "operator_released")
+        events.publish(conversation, messages=[note], to_visitor=True, state_changed=True)
+    return conversation
+
+
+def conversation_finish(*, conversation_id: int, operator: Any) -> Conversation:
+    """The operator closes the conversation; the visitor's next message starts a new one with the bot."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        if conversation.state == State.CLOSED:
+            return conversation
+        _refuse_if_held_by_another(conversation, operator)
+        note = services.system_note(conversation, "operator_closed")
+        services.close_locked(conversation, outcome=OUTCOME_CLOSED_BY_OPERATOR, messages=[note])
+    return conversation
+
+
+def conversation_mark_read(*, conversation_id: int) -> Conversation:
+    """An operator opened the conversation: its unread count goes back to 0 for every inbox."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        if conversation.unread:
+            conversation.unread = 0
+            conversation.save(update_fields=["unread"])
+            events.publish(conversation)
+    return conversation
+
+
+def operator_typing(*, conversation_id: int, on: bool) -> None:
+    """Typing dots for the visitor; nothing is stored."""
+    events.publish_typing(conversation_id, on=on, by=Role.OPERATOR)
+
+
+def conversation_claim_alert(*, conversation_id: int) -> bool:
+    """Claim sending the "waiting too long" e-mail for the current wait; True once per wait, so
+    two beat runs (or workers) never both send it."""
+    return bool(
+        Conversation.objects.filter(
+            pk=conversation_id, state=State.WAITING_OPERATOR, alerted_at__isnull=True
+        ).update(alerted_at=timezone.now())
+    )
+
+
+def conversation_unclaim_alert(*, conversation_id: int) -> None:
+    """The e-mail could not be sent: let the next beat run try again."""
+    Conversation.objects.filter(pk=conversation_id).update(alerted_at=None)

@@ -1,0 +1,35 @@
+"""What the chat tells the layers above it. Chat imports nothing of review or feedback: it sends
+these signals after commit, and they listen (DESIGN.md, Boundaries).
+
+`message_flagged(sender=Message, bot_id, message_id)`: a message gained a flag someone should look
+at — a bot answer stored with low_confidence / unanswered / escalation, a bot answer marked friction
+later (thumbs-down, «нет, не то», the question asked again), or the system note of a handoff. The
+receiver re-reads the message through `chat.selectors`; the signal carries ids only.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.dispatch import Signal
+
+from chat.models import Message
+
+logger = logging.getLogger("spravka.chat")
+
+message_flagged = Signal()
+
+
+def flagged_on_commit(message: Message) -> None:
+    """Send `message_flagged` once the caller's transaction commits (never for a rolled-back row).
+    A failing receiver is logged and never fails the chat: the visitor's answer is already stored."""
+    bot_id, message_id = message.bot_id, message.pk
+
+    def send() -> None:
+        for receiver, result in message_flagged.send_robust(sender=Message, bot_id=bot_id, message_id=message_id):
+            if isinstance(result, Exception):
+                logger.error("message_flagged receiver %r failed for message %s", receiver, message_id,
+                             exc_info=result)
+
+    transaction.on_commit(send)

@@ -1,0 +1,138 @@
+"""The operators' inbox pages: server-rendered, made live by static/assistant/inbox.js over the
+operator socket. Thin: scope by `access`, read through chat selectors, render."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.template.defaultfilters import date as date_format
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.text import Truncator
+from django.utils.timesince import timesince
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+
+from chat import frames as chat_frames
+from chat import leads, selectors
+from chat.exceptions import NotFound
+from chat.models import Conversation
+from inbox.access import access_conversation, inbox_bot_ids
+
+LEADS_PAGE = 200
+
+
+def _texts() -> dict[str, Any]:
+    """What static/assistant/inbox.js says, in the page's language ({name} are filled in by it)."""
+    return {
+        "visitor": _("Посетитель #{id}"), "waits": _("ждёт {n} мин"), "waits_now": _("ждёт меньше минуты"),
+        "holder": _("Ведёт: {name}"),
+        "notify_title": _("Посетитель ждёт оператора — {bot}"), "unanswered": _("Бот не смог ответить на этот вопрос"),
+        "source": _("Источник"), "card": _("Товар"), "out_of_stock": _("нет в наличии"),
+        "offline": _("Нет связи. Переподключаемся…"),
+        "refused": _("Входящие открываются только с адреса этого сервера."), "error": _("Что-то пошло не так."),
+        "roles": {"visitor": _("Посетитель"), "bot": _("Бот"), "operator": _("Оператор"), "system": _("Система")},
+        "states": {
+            "bot": _("отвечает бот"), "waiting_operator": _("ждёт оператора"), "operator": _("у оператора"),
+            "closed": _("закрыт"),
+        },
+    }
+
+
+@dataclass(frozen=True)
+class Row:
+    """One conversation of the list as templates/inbox/_row.html shows it (inbox.js draws the
+    same row from a Conversation frame, `renderRow`). What the template computed per row (a
+    reversed URL, two translated phrases, the shortened preview) is made here in one pass, with
+    the same text: with 500 waiting conversations those tags were half of the page's rendering
+    (docs/benchmarks.md, "Operators")."""
+
+    c: Conversation
+    url: str
+    who: str
+    when: str
+    preview: str
+
+
+def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
+    # The links are "<inbox>c/<id>/", the `inbox:conversation` route (one reverse per page, not per row).
+    base = reverse("inbox:index")
+    visitor, waits = _("Посетитель #%(id)s"), _("ждёт %(since)s")
+    clock = "h:i A" if get_language() == "en" else "H:i"  # as inbox.js's Intl.DateTimeFormat: 09:05 AM / 09:05
+    rows = []
+    for c in conversations:
+        if c.state == Conversation.State.WAITING_OPERATOR and c.waiting_since:
+            when = waits % {"since": timesince(c.waiting_since, now)}
+        else:
+            when = date_format(timezone.localtime(c.updated_at), clock)
+        preview = c.last_message.text if c.last_message else ""  # type: ignore[attr-defined]
+        rows.append(Row(c, f"{base}c/{c.pk}/", c.visitor_name or visitor % {"id": c.pk}, when,
+                        Truncator(preview).chars(90)))
+    return rows
+
+
+def _context(request: HttpRequest, bot_ids: set[int], *, rows: bool = True, **extra: Any) -> dict[str, Any]:
+    queue = selectors.inbox_queue(bot_ids=bot_ids, operator_id=int(request.user.pk or 0))
+    now = timezone.now()
+    lists = {"waiting": queue.waiting, "mine": queue.mine, "recent": queue.recent}
+    return {
+        "queue": queue, "now": now, "operator_name": chat_frames.display_name(request.user),
+        "rows": {name: _rows(items, now) for name, items in lists.items()} if rows else None,
+        "has_bots": bool(bot_ids), "texts": _texts(), **extra,
+    }
+
+
+@login_required
+def inbox(request: HttpRequest) -> HttpResponse:
+    """The queue: waiting conversations first (longest wait on top), mine, recent."""
+    bot_ids = inbox_bot_ids(request.user)
+    return render(request, "inbox/inbox.html", _context(request, bot_ids, title=_("Входящие")))
+
+
+@login_required
+def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """The queue beside one conversation's transcript and reply box."""
+    bot_ids = inbox_bot_ids(request.user)
+    try:
+        current = access_conversation(request.user, conversation_id, bot_ids=bot_ids)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    messages = selectors.transcript(current)
+    context = _context(
+        request, bot_ids, title=_("Разговор #%(id)s") % {"id": current.pk}, current=current, messages=messages,
+        unanswered=selectors.unanswered_question_ids(messages),
+        mine=current.assigned_to_id == request.user.pk,
+    )
+    return render(request, "inbox/inbox.html", context)
+
+
+@login_required
+def leads_page(request: HttpRequest) -> HttpResponse:
+    bot_ids = inbox_bot_ids(request.user)
+    rows = selectors.leads_for_bots(bot_ids=bot_ids)[:LEADS_PAGE]
+    return render(request, "inbox/leads.html", _context(request, bot_ids, rows=False, title=_("Контакты"), leads=rows))
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+@login_required
+def leads_csv(request: HttpRequest) -> StreamingHttpResponse:
+    """Every lead of the user's bots as CSV (UTF-8 with BOM, so Excel reads Cyrillic)."""
+    writer = csv.writer(_Echo())
+    queryset = selectors.leads_for_bots(bot_ids=inbox_bot_ids(request.user)).iterator()
+    rows = (writer.writerow(row) for row in leads.lead_csv_rows(queryset))
+    response = StreamingHttpResponse(itertools.chain(["\ufeff"], rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="leads.csv"'
+    return response
+
