@@ -3,7 +3,7 @@
 A fixed window per (scope, key): INCR + EXPIRE of every scope the view counts against, all in one
 round trip (DRF's own SimpleRateThrottle reads and rewrites a list of timestamps through the cache:
 two round trips per scope, ~10 ms a request on this machine). A burst across a window's end may
-pass up to twice the rate, as with the widget's limits (chat/ratelimit.py); that is fine
+pass up to twice the rate, as with the widget's limits (core/ratelimit.py); that is fine
 for what this is for: one integration must not swamp the server or the answer chain.
 
 Scopes: "api" (settings.API_RATE) on every view; ask/ also counts against "api_ask"
@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from bots.models import ApiKey
-from chat.ratelimit import key_prefix, sync_client
+from core.ratelimit import key_prefix, sync_client
 
 CACHE_PREFIX: Final = "api:throttle"
 SETTINGS: Final = {"api": "API_RATE", "api_ask": "API_ASK_RATE"}

@@ -136,9 +136,9 @@ def list_rows(size: int, bot: Any, requests: int) -> list[list[Any]]:
 def ask_rows(bot: Any, questions: list[str], rounds: int, overrides: dict[str, Any]) -> list[list[Any]]:
     from django.test import Client, override_settings
 
+    from answers import pipeline
     from bench.chain_speed import clear_query_cache
     from bots.apikeys import api_key_create
-    from chat import pipeline
     from chat.services import conversation_ask_once
     from knowledge.evaluation import percentile
 

@@ -99,7 +99,7 @@ def no_model_rows(
     """Bare search (with and without the query embedding) and the chain, 1 and `workers` askers."""
     from django.test import override_settings
 
-    from chat import pipeline
+    from answers import pipeline
     from knowledge.evaluation import percentile
     from knowledge.search import search_entries
 
@@ -273,7 +273,7 @@ def _serve_fake_model(plan: dict[str, Any], pipe: Any) -> None:
 def _with_sources(bot: Any, questions: list[str]) -> list[str]:
     """Questions whose prompt lists at least one source: the fake always answers `source: 0`, which
     is out of range (a form repair, a second call) when the prompt has none."""
-    from chat import pipeline, prompt
+    from answers import pipeline, prompt
     from knowledge.search import search_entries
 
     return [q for q in questions if prompt.numbered_sources(bot, search_entries(bot, q, k=pipeline.SEARCH_K))]
@@ -282,7 +282,7 @@ def _with_sources(bot: Any, questions: list[str]) -> list[str]:
 def _ask_streaming(bot: Any, question: str, delay: float = 0.0) -> tuple[float, float, float, str, int]:
     """(total ms, ms to the first on_delta or NaN, the chain's own llm timing, route, model calls),
     timed from the moment the visitor asks, `delay` seconds after the call."""
-    from chat import pipeline
+    from answers import pipeline
 
     time.sleep(delay)
     started = time.perf_counter()

@@ -40,7 +40,7 @@ BASELINE_COMMIT = "df6f4cb"  # main before English questions were read across la
 @contextlib.contextmanager
 def todays_search() -> Iterator[None]:
     """The chain with main's search (the very file at BASELINE_COMMIT)."""
-    from chat import pipeline
+    from answers import pipeline
 
     source = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:knowledge/search.py"], cwd=common.REPO,
                             check=True, capture_output=True, text=True).stdout
@@ -95,8 +95,8 @@ def load(bots: dict[str, Any]) -> list[tuple[str, Any, list[Any]]]:
 def measure(sets: list[tuple[str, Any, list[Any]]], bots: dict[str, Any]) -> tuple[dict[str, str], list[float]]:
     from django.test import override_settings
 
+    from answers import pipeline
     from bench.truthfulness import contains_fact
-    from chat import pipeline
     from knowledge.evaluation import rank_of
 
     figures: dict[str, str] = {}

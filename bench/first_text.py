@@ -50,7 +50,7 @@ class Asked:
 @contextmanager
 def streaming(checked: bool) -> Iterator[None]:
     """The product's request (checked) or the same request without the draft's check (unchecked)."""
-    from chat import prompt
+    from answers import prompt
 
     original_build, original_known = prompt.build_request, prompt.cited_known
 
@@ -86,7 +86,7 @@ def streaming(checked: bool) -> Iterator[None]:
 
 
 def ask(bot: Any, question: str) -> tuple[Asked, str]:
-    from chat import pipeline
+    from answers import pipeline
 
     record = _local.record = Asked()
     started = time.perf_counter()

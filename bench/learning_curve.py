@@ -318,7 +318,7 @@ def fake_model() -> Iterator[Any]:
 
 
 def answer_of(bot: Any, text: str) -> Any:
-    from chat.pipeline import answer
+    from answers.pipeline import answer
 
     return answer(bot=bot, text=text, history=[])
 
@@ -347,7 +347,7 @@ class Oracle:
 
 def measure(bot: Any, oracle: Oracle, chosen: list[dict[str, Any]]) -> tuple[float, str]:
     """(accuracy on the paraphrase split, the same on the topics the owner has corrected: right/n)."""
-    from chat.pipeline import answer
+    from answers.pipeline import answer
 
     taught = set(oracle.owner_entries.values())
     right = {row["id"]: oracle.right(row, answer(bot=bot, text=row["paraphrase"], history=[]).source_entry_id)

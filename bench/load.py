@@ -243,7 +243,7 @@ def main() -> None:
     from django.conf import settings
     from django.db import connection
 
-    from chat import replies
+    from answers import replies
     from chat.models import Conversation
     from tests.faults.harness import Fleet, database_url
 

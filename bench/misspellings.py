@@ -85,7 +85,7 @@ def misspell(question: str, rng: random.Random) -> str:
 @contextlib.contextmanager
 def speller(on: bool) -> Iterator[None]:
     """The chain with the speller, or as it was before it (the no-model typo retry never runs)."""
-    from chat import pipeline
+    from answers import pipeline
 
     original = pipeline._spelled
     if not on:
@@ -99,7 +99,7 @@ def speller(on: bool) -> Iterator[None]:
 def run(bot: Any, questions: list[str]) -> list[Any]:
     from django.test import override_settings
 
-    from chat import pipeline
+    from answers import pipeline
 
     with override_settings(LLM_PROVIDER="none"):
         return [pipeline.answer(bot=bot, text=q, history=[]) for q in questions]

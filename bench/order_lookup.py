@@ -66,9 +66,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def measure(bot: Any, template: str, lookups: int) -> dict[str, list[float]]:
+    from answers.orders import Caller
+    from answers.pipeline import answer
     from chat import services
-    from chat.orders import Caller
-    from chat.pipeline import answer
     from knowledge.catalog import endpoint as order_http
     from knowledge.catalog import secrets
     from knowledge.catalog.services import order_endpoint_configure

@@ -83,8 +83,8 @@ def baseline_modules() -> tuple[Any, Any]:
 
     saved, truthfulness.BASELINE_COMMIT = truthfulness.BASELINE_COMMIT, BASELINE_COMMIT
     try:
-        old_asked = truthfulness._module_from_git("chat/asked.py", "baseline_asked")
-        old = truthfulness._module_from_git("chat/excerpts.py", "baseline_excerpts", asked=old_asked)
+        old_asked = truthfulness._module_from_git("answers/asked.py", "baseline_asked")
+        old = truthfulness._module_from_git("answers/excerpts.py", "baseline_excerpts", asked=old_asked)
     finally:
         truthfulness.BASELINE_COMMIT = saved
     return (lambda *args: []), old
@@ -93,7 +93,7 @@ def baseline_modules() -> tuple[Any, Any]:
 @contextlib.contextmanager
 def check_off(baseline: tuple[Any, Any]) -> Iterator[None]:
     """The chain without the subject check and with main's excerpts: the baseline."""
-    from chat import pipeline
+    from answers import pipeline
 
     saved = pipeline._off_subject, pipeline.excerpts
     pipeline._off_subject, pipeline.excerpts = baseline
@@ -110,7 +110,7 @@ def _replies(bots: dict[str, Any], cases: list[tuple[str, str]]) -> Timed:
     """Each question answered with the check off, then on (turn by turn, so both see the same warmth)."""
     from django.test import override_settings
 
-    from chat import pipeline
+    from answers import pipeline
 
     baseline = baseline_modules()
     off: list[Any] = []
@@ -140,7 +140,7 @@ def _bare_yes_no(reply: Any) -> bool:
 
 def whatever_the_score(bots: dict[str, Any], cases: list[tuple[str, str]]) -> tuple[list[bool], list[float]]:
     """The check on the entry the chain would show, for every question (turns timed apart)."""
-    from chat import asked, pipeline
+    from answers import asked, pipeline
     from knowledge.search import search_entries
 
     refused, times = [], []

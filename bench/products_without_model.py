@@ -6,7 +6,7 @@ The bench bot (`bench-products`, its own: the shared demo bot has no catalog) ge
 (demo/site/market.xml) imported and its offers embedded, then every question goes through the whole
 chain with no model (`LLM_PROVIDER=none`, `pipeline.answer`), twice in the same run:
 
-- baseline: the product route of main at BASELINE_COMMIT (chat/products.py and
+- baseline: the product route of main at BASELINE_COMMIT (answers/products.py and
   knowledge/catalog/products.py read from git, so it is that very code);
 - now: this branch (catalog_words.py reads vendors, categories, names the feed lacks, show requests).
 
@@ -109,10 +109,10 @@ def _module_from_git(path: str, name: str, **names: Any) -> types.ModuleType:
 @contextlib.contextmanager
 def todays_route() -> Iterator[None]:
     """The chain with the product route of BASELINE_COMMIT (its search included)."""
-    from chat import pipeline
+    from answers import pipeline
 
     old_search = _module_from_git("knowledge/catalog/products.py", "baseline_commerce_products")
-    old_route = _module_from_git("chat/products.py", "baseline_chat_products", products=old_search)
+    old_route = _module_from_git("answers/products.py", "baseline_chat_products", products=old_search)
     saved = pipeline.products
     pipeline.products = old_route
     try:
@@ -136,7 +136,7 @@ def prepare() -> Any:
 def ask(bot: Any, questions: list[str]) -> tuple[list[Any], list[float]]:
     from django.test import override_settings
 
-    from chat import pipeline
+    from answers import pipeline
 
     replies, costs = [], []
     with override_settings(LLM_PROVIDER="none"):
@@ -170,7 +170,7 @@ def not_product_questions() -> list[str]:
 
 
 def cost_of_reading(repeat: int) -> float:
-    from chat.catalog_words import named
+    from answers.catalog_words import named
     from knowledge.catalog import products
 
     bot = common.bench_bot(SLUG)

@@ -100,7 +100,7 @@ def previous_excerpt(text: str, limit: int = 400) -> str:
 
 
 def contains_fact(text: str, fact: str) -> bool:
-    from chat.facts import Known, facts_in
+    from answers.facts import Known, facts_in
 
     wanted = facts_in(fact)
     if not wanted:
@@ -126,10 +126,10 @@ def _module_from_git(path: str, name: str, **names: Any) -> types.ModuleType:
 @contextlib.contextmanager
 def todays_rule() -> Iterator[None]:
     """The chain with the entry choice (asked.py) and the excerpt (excerpts.py) of BASELINE_COMMIT."""
-    from chat import pipeline
+    from answers import pipeline
 
-    old_asked = _module_from_git("chat/asked.py", "baseline_asked")
-    old_excerpts = _module_from_git("chat/excerpts.py", "baseline_excerpts", asked=old_asked)
+    old_asked = _module_from_git("answers/asked.py", "baseline_asked")
+    old_excerpts = _module_from_git("answers/excerpts.py", "baseline_excerpts", asked=old_asked)
     excerpt = old_excerpts.__dict__["excerpt"]  # it took no heading: the chain's is ignored
     old_excerpts.__dict__["excerpt"] = lambda text, question="", limit=400, heading="": excerpt(text, question, limit)
     for name, value in vars(pipeline.excerpts).items():  # what the chain asks of it since (the scope check's
@@ -145,7 +145,7 @@ def todays_rule() -> Iterator[None]:
 def _retrieval_replies(bots: dict[str, Any], cases: list[tuple[str, str]]) -> list[Any]:
     from django.test import override_settings
 
-    from chat import pipeline
+    from answers import pipeline
 
     with override_settings(LLM_PROVIDER="none"):
         return [pipeline.answer(bot=bots[name], text=question, history=[]) for name, question in cases]
@@ -216,14 +216,14 @@ def demo_case_rows(bots: dict[str, Any]) -> list[list[Any]]:
 def choice_time_rows(bots: dict[str, Any], rounds: int = 20) -> list[list[Any]]:
     """What choosing the entry and its excerpt costs a turn (warm, as after the first questions):
     p50 and p95 per demo case over `rounds` rounds, today's rule and ours, on the same results."""
-    from chat import asked, excerpts
+    from answers import asked, excerpts
     from knowledge.evaluation import load_cases
     from knowledge.search import search_entries
 
     bot = bots["demo"]
     searched = [(c.question, search_entries(bot, c.question, k=5)) for c in load_cases(common.DEMO_CASES)]
-    old_asked = _module_from_git("chat/asked.py", "baseline_asked")
-    old_excerpts = _module_from_git("chat/excerpts.py", "baseline_excerpts", asked=old_asked)
+    old_asked = _module_from_git("answers/asked.py", "baseline_asked")
+    old_excerpts = _module_from_git("answers/excerpts.py", "baseline_excerpts", asked=old_asked)
     rows = []
     for label, choose, cut in ((f"today's rule (baseline, main at {BASELINE_COMMIT})", old_asked.answering,
                                 lambda e, q: old_excerpts.excerpt(e.text, q)),
@@ -253,7 +253,7 @@ def answer_type_rows(bots: dict[str, Any]) -> list[list[Any]]:
     import retrieval_quality
     from django.test import override_settings
 
-    from chat import asked, pipeline
+    from answers import asked, pipeline
     from knowledge.evaluation import load_cases, rank_of
     from knowledge.search import search_entries
 
@@ -308,7 +308,7 @@ _HOSTILE_SOURCELESS = (
 def hostile_rows(bots: dict[str, Any]) -> list[list[Any]]:
     from django.test import override_settings
 
-    from chat import excerpts, facts, pipeline, prompt
+    from answers import excerpts, facts, pipeline, prompt
     from knowledge.models import Entry
     from knowledge.search import search_entries
     from tests.fakes.messages_api import FakeLLMServer, tool_use
@@ -352,7 +352,7 @@ def hostile_rows(bots: dict[str, Any]) -> list[list[Any]]:
 
 def good_answers(bots: dict[str, Any], count: int) -> list[tuple[str, str]]:
     """(answer, the entry text as the prompt shows it): sentences with facts, reworded."""
-    from chat import excerpts, facts, prompt
+    from answers import excerpts, facts, prompt
     from knowledge.models import Entry
     from knowledge.search import SearchResult
 
@@ -371,7 +371,7 @@ def good_answers(bots: dict[str, Any], count: int) -> list[tuple[str, str]]:
 
 
 def false_block_rows(bots: dict[str, Any], count: int) -> list[list[Any]]:
-    from chat import checks, prompt
+    from answers import checks, prompt
 
     answers = good_answers(bots, count)
     ours = verbatim = 0

@@ -74,7 +74,7 @@ PASSAGES = [
      "text": "Оплатить заказ можно картой на сайте или наличными курьеру."},
 ]
 UNLIMITED = str(10**9)
-# Every limit of the widget socket (chat/ratelimit.py) far above what the bench sends from
+# Every limit of the widget socket (core/ratelimit.py) far above what the bench sends from
 # its one address, so every write still pays for its Redis counter; the socket cap switched off.
 BENCH_LIMITS = {
     name: UNLIMITED for name in (

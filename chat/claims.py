@@ -32,7 +32,7 @@ from typing import Any, Final
 from django.conf import settings
 from redis.exceptions import RedisError
 
-from chat import ratelimit
+from core import ratelimit
 
 logger = logging.getLogger("spravka.chat")
 

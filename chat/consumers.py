@@ -37,11 +37,13 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
 from redis.exceptions import RedisError
 
+from answers import replies
 from bots.models import Bot
-from chat import access, frames, leads, ratelimit, replies, selectors, services, visits
+from chat import access, frames, leads, selectors, services, visits
 from chat.events import conversation_group
 from chat.exceptions import DATABASE_AWAY, ChatError, HelloRequired, ServerError, TooManySockets, Unavailable
 from chat.models import Conversation, Message
+from core import ratelimit
 
 logger = logging.getLogger("spravka.chat")
 

@@ -11,9 +11,9 @@ from typing import Any, Final
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy
 
+from answers.pipeline import Reply
+from answers.products import card_json
 from chat.models import Message
-from chat.pipeline import Reply
-from chat.products import card_json
 
 FLAG_NAMES: Final = ("low_confidence", "unanswered", "friction", "escalation")
 # The flags as a person reads them (the admin's transcripts); tests/chat/test_admin_transcript.py

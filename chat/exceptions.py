@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from django.db import InterfaceError, OperationalError
 
-from chat import replies
+from answers import replies
 
 # The database is away (restarted, failed over, unreachable): the connection broke or could not be
 # made. Nothing of the failed statement was committed; the same write may be tried again.

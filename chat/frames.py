@@ -12,12 +12,12 @@ from typing import Any, Final
 
 from django.conf import settings
 
+from answers import replies
+from answers.products import card_json
+from answers.replies import OPERATOR_BUTTON_ID
 from bots.models import Bot
-from chat import replies
 from chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
 from chat.models import Conversation, Message
-from chat.products import card_json
-from chat.replies import OPERATOR_BUTTON_ID
 
 MAX_ID_CHARS: Final = 64
 NOT_AN_ID: Final = re.compile("[\x00-\x20\x7f-\xa0\ud800-\udfff]")

@@ -22,8 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from answers import replies
 from bots.models import Bot
-from chat import events, ratelimit, replies, services, webhooks
+from chat import events, services, webhooks, writes
 from chat.exceptions import ConversationClosed, InvalidField, LeadUnavailable
 from chat.frames import LeadForm
 from chat.models import Conversation, Lead, Message
@@ -81,7 +82,7 @@ def lead_submit(*, conversation: Conversation, form: LeadForm) -> tuple[Lead, li
     if not bot.handoff_enabled or not replies.lead_form_available(bot):
         raise LeadUnavailable()
     cleaned = _clean_form(form)
-    ratelimit.check("lead", bot_id=bot.pk, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
+    writes.rate_check("lead", bot_id=bot.pk, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         current = services.locked(conversation.pk)
         if current.state == Conversation.State.CLOSED:

@@ -30,23 +30,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from answers import orders, pipeline, replies
 from behavior import escalation, hours, invitations
 from behavior.intents import classify
 from bots import freshness
 from bots.models import Bot
-from chat import (
-    claims,
-    events,
-    friction,
-    orders,
-    pipeline,
-    ratelimit,
-    replies,
-    selectors,
-    signals,
-    webhooks,
-    writes,
-)
+from chat import claims, events, friction, selectors, signals, webhooks, writes
 from chat.exceptions import (
     DATABASE_AWAY,
     ConversationClosed,
@@ -87,7 +76,7 @@ def conversation_open(
     read_with_token = conversation is not None  # its bot row was read after the token
     if conversation is None:
         # A new conversation is a write a script could repeat with new visitor ids: count it.
-        ratelimit.check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
+        writes.rate_check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
         try:
             with transaction.atomic():
                 conversation = Conversation.objects.create(
@@ -175,7 +164,7 @@ def message_take(
             same.conversation = conversation
             return Taken(same, False, None)
         if count:
-            ratelimit.check("message", bot_id=current.bot_id, visitor_id=current.visitor_id, ip=current.last_ip)
+            writes.rate_check("message", bot_id=current.bot_id, visitor_id=current.visitor_id, ip=current.last_ip)
         if current.state == State.CLOSED:
             raise ConversationClosed()
         if not current.bot_answers:  # a person is awaited or present: the whole row, fresh
@@ -434,7 +423,7 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
     (escalation rule) brings an offer of a person, once per conversation, to the visitor's sockets."""
     if rating not in (-1, 0, 1):
         raise ValidationFailed(code="bad_frame", key="frame_rating")
-    ratelimit.check("rating", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
+    writes.rate_check("rating", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         message = (
             Message.objects.select_for_update()
@@ -469,7 +458,8 @@ def conversation_handoff(*, conversation: Conversation, reason: str) -> list[Mes
     freshness.bot_fresh(conversation.bot)  # the owner may have turned handoff off since hello
     if not conversation.bot.handoff_enabled:
         raise HandoffUnavailable(replies.handoff_disabled(conversation.bot))
-    ratelimit.check("handoff", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
+    writes.rate_check("handoff", bot_id=conversation.bot_id, visitor_id=conversation.visitor_id,
+                      ip=conversation.last_ip)
     with transaction.atomic():
         current = _locked(conversation)
         produced = _handoff(current, reason[:200])

@@ -16,10 +16,10 @@ from django.db import transaction
 
 from behavior import invitations
 from bots.models import Bot
-from chat import events, frames, ratelimit, selectors
-from chat.exceptions import RateLimited
+from chat import events, frames, selectors
 from chat.models import Conversation, Message
 from chat.writes import check_visitor_id, clean_line, clean_page_url
+from core import ratelimit
 
 MAX_TITLE = 300
 
@@ -33,7 +33,7 @@ def page_report(
     check_visitor_id(visitor_id)
     try:
         ratelimit.check("page", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
-    except RateLimited:
+    except ratelimit.OverLimit:
         return None
     url, title = clean_page_url(page.url), clean_line(page.title)[:MAX_TITLE]
     if conversation is None or conversation.state == Conversation.State.CLOSED:

@@ -11,9 +11,11 @@ from django.core.exceptions import ValidationError
 from django.db import connection, models
 from django.utils import timezone
 
-from chat import frames, replies
-from chat.exceptions import ValidationFailed
+from answers import replies
+from chat import frames
+from chat.exceptions import RateLimited, ValidationFailed
 from chat.models import VISITOR_ID_PATTERN, Conversation, Message, visitor_id_validator
+from core import ratelimit
 
 MAX_TEXT: Final = 2000
 VISITOR_ID: Final = re.compile(VISITOR_ID_PATTERN.removeprefix("^").removesuffix("$"))
@@ -129,3 +131,11 @@ def touch(conversation: Conversation) -> Conversation:
     for name, value in zip(_FRESH, row, strict=True):
         setattr(conversation, name, value)
     return conversation
+
+
+def rate_check(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> None:
+    """Count one write of `kind` (core/ratelimit.py); the visitor's RateLimited error when over a limit."""
+    try:
+        ratelimit.check(kind, bot_id=bot_id, visitor_id=visitor_id, ip=ip)
+    except ratelimit.OverLimit as over:
+        raise RateLimited(over.retry_after, what=over.what) from None

@@ -18,8 +18,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
-from chat.ratelimit import Limit, hit_sync
 from core.http import AddressRefused, FetchError, SafeClient, TooLarge
+from core.ratelimit import Limit, hit_sync
 from core.texts import shown
 from core.validators import validate_web_url
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
@@ -81,7 +81,7 @@ class SiteChecksLimited(Exception):
 def site_check_count(*, user_id: int | str | None) -> None:
     """Count one site check by this person (each fetches a robots.txt, a page and sitemaps from an
     address they typed, so a script could make us fetch from anywhere in a loop): the widget's
-    fixed windows in Redis (chat/ratelimit.py), SITECHECK_RATE_USER checks per
+    fixed windows in Redis (core/ratelimit.py), SITECHECK_RATE_USER checks per
     SITECHECK_RATE_WINDOW seconds; SiteChecksLimited past it. A Redis that cannot be reached lets
     the check through (logged), as the widget's limits do; 0 switches the limit off."""
     limit = Limit("sitecheck-user", str(user_id), settings.SITECHECK_RATE_USER, settings.SITECHECK_RATE_WINDOW)

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from chat import pipeline
+from answers import pipeline
 from core.texts import Text, shown, stored, stored_pair
 from insights.models import BatchResult, BatchRun, QuestionSet, SetQuestion
 from insights.testing import comparable, reply_route

@@ -34,8 +34,8 @@ from django.test.utils import override_settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from answers import pipeline
 from bots.models import Bot
-from chat import pipeline
 from insights.models import SetQuestion
 from insights.testing import comparable
 from knowledge.evaluation import load_cases, url_path

@@ -17,10 +17,10 @@ from typing import Any, Final
 
 from django.utils.translation import gettext as _
 
+from answers import pipeline
 from behavior.intents import classify
 from behavior.labels import intent_label
 from bots.models import Bot
-from chat import pipeline
 from chat.contracts import chain_reply_json
 from chat.frames import MAX_QUESTION_CHARS
 from knowledge.models import Entry

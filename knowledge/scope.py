@@ -10,7 +10,7 @@ question words («записаться», «продаёте», «какой») 
   knowledge never mentions, nor a word of its family, is a question the bot cannot answer
   («кондиционеры Daikin» on a shop that sells other brands);
 - an answer without a model is shown only from an entry that has at least one of the question's
-  **subject words** (the chain checks this on the entry it would show: chat/excerpts.py).
+  **subject words** (the chain checks this on the entry it would show: answers/excerpts.py).
 
 Places never rule a question out: «доставка в Тверь» is answered by a site's rule for all of Russia
 that names no Tver. A word the dictionary does not know («уцененка», «двухфакторной», a typo) is never

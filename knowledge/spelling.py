@@ -1,6 +1,6 @@
 """Typos forgiven without a model: a visitor's words read against the bot's own words and a general
 Russian dictionary. «как поткючить оплату» reads «как подключить оплату»; the answer chain asks
-once more with that text when the raw one finds no answer (chat/pipeline.py).
+once more with that text when the raw one finds no answer (answers/pipeline.py).
 
 Two dictionaries, both looked up with SymSpell (symspellpy: symmetric-delete candidates, Damerau
 distance, a lookup well under a millisecond):

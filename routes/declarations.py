@@ -181,7 +181,7 @@ def route_validate(route: Route) -> Route:
 
 # --- the declared routes -----------------------------------------------------------------------------
 
-# The chat answer (chat/pipeline.py): a person waits, so no judge; form repair and the
+# The chat answer (answers/pipeline.py): a person waits, so no judge; form repair and the
 # truth rules are its checks, an operator is its handoff point.
 CHAT_ANSWER: Final = Route(
     name="chat", title="Ответ в чате", fast=True, handoff="operator",

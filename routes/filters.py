@@ -4,7 +4,7 @@
   in the reply, and anything shaped like a bank card number (Luhn), wherever it came from;
 - facts: every fact in the reply (numbers, prices, terms, dates, phones, e-mails) must be given by
   the knowledge the draft was grounded in, the bot's name and site (the truth rules of
-  chat/facts.py, the same code the chat answer passes);
+  answers/facts.py, the same code the chat answer passes);
 - links: the same for web addresses and messenger handles;
 - banned_words: the owner's list, whole words, case and ё aside.
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from chat import facts
+from answers import facts
 
 CONTACT_CODES: Final = frozenset({facts.PHONE, facts.EMAIL, facts.HANDLE})
 LINK_CODES: Final = frozenset({facts.URL, facts.HANDLE})

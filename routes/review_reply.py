@@ -19,8 +19,8 @@ from typing import Any, Final
 from django.db import transaction
 from django.utils import timezone
 
+from answers import facts, prompt, replies
 from bots.models import Bot
-from chat import facts, prompt, replies
 from knowledge.search import search_entries
 from llm import journal
 from llm.base import ChatMessage, LLMRequest, SystemPart

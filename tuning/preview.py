@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from answers import pipeline, replies
 from bots.models import Bot
-from chat import pipeline, replies
 from llm.providers import get_provider
 from voice import effective
 

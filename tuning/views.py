@@ -15,9 +15,9 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from answers import replies
 from bots.models import Bot
 from bots.pages import owner_bot, owner_context
-from chat import replies
 from feedback import experiments
 from feedback.models import Experiment
 from tuning import forms, preview

@@ -19,7 +19,7 @@ from typing import Any, Final
 from bots.models import Bot
 from voice import dictionary, sliders
 
-# The canned replies an owner may reword (chat/replies.py keys), per language.
+# The canned replies an owner may reword (answers/replies.py keys), per language.
 CANNED_KEYS: Final = ("greeting", "handoff", "no_answer", "out_of_hours")
 # A replies.py key that shows the same moment as an editable one (the out-of-hours text without a form).
 CANNED_ALIASES: Final = {"out_of_hours_no_form": "out_of_hours"}

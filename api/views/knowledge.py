@@ -14,6 +14,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from answers import pipeline
 from api.authentication import request_bot
 from api.filters import SourceFilter
 from api.problems import PayloadTooLarge
@@ -25,7 +26,6 @@ from api.serializers import (
     SourceSerializer,
 )
 from api.views.base import BotScopedViewSet
-from chat import pipeline
 from chat.contracts import chain_reply_json, reply_json
 from chat.exceptions import ChatError
 from chat.frames import MAX_QUESTION_CHARS

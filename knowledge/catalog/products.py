@@ -55,7 +55,7 @@ _local = threading.local()
 
 def _stem(word: str) -> str:
     """The word's Russian stem, by this thread's stemmer: a snowball stemmer keeps the word it works
-    on in itself, so one shared by the chat's worker threads garbles words (see chat/lemmas.py)."""
+    on in itself, so one shared by the chat's worker threads garbles words (see answers/lemmas.py)."""
     stemmer = getattr(_local, "stemmer", None)
     if stemmer is None:
         stemmer = _local.stemmer = snowballstemmer.stemmer("russian")

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from answers import pipeline, replies
 from bots.models import Bot
-from chat import frames, pipeline, replies
+from chat import frames
 from chat.exceptions import BadFrame, InvalidField, RateLimited, ValidationFailed
 from chat.services import clean_text
 from tests import fakes

@@ -259,8 +259,8 @@ def test_messages_after_gives_what_a_reconnecting_widget_missed(shop):
 def _held_by_another_process(message_id: int, *, alive: bool) -> list[str]:
     """Claim `message_id` as another ASGI process would, with (alive) or without its heartbeat;
     returns the keys to delete afterwards."""
-    from chat import claims, ratelimit
-
+    from chat import claims
+    from core import ratelimit
     client = ratelimit.sync_client()
     claim, heartbeat = claims._key(message_id), claims._alive_prefix() + "other-process"
     client.set(claim, "other-process", ex=60)
@@ -270,7 +270,7 @@ def _held_by_another_process(message_id: int, *, alive: bool) -> list[str]:
 
 
 def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twice(shop, settings, monkeypatch):
-    from chat import ratelimit
+    from core import ratelimit
 
     settings.CHAT_REPLY_WAIT = 1.5
     conversation = _open(shop)
@@ -289,7 +289,7 @@ def test_a_resend_while_the_answer_is_being_made_waits_instead_of_answering_twic
 
 
 def test_the_claim_of_a_worker_that_died_mid_answer_is_taken_over(shop):
-    from chat import ratelimit
+    from core import ratelimit
 
     conversation = _open(shop)
     visitor, _created = services.message_accept(conversation=conversation, text="Привет", client_msg_id="c1")

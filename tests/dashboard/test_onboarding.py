@@ -183,7 +183,7 @@ def test_the_setup_pages_site_check_counts_against_the_same_limit_in_english(own
 def redis_away(settings):
     """The rate limits' Redis at an address nothing listens on (a real connection refused), and the
     real one back afterwards."""
-    from chat import ratelimit
+    from core import ratelimit
 
     with socket.socket() as probe:  # a port that was free a moment ago: nothing listens on it
         probe.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from chat import pipeline
+from answers import pipeline
 from tests.chat.conftest import DELIVERY_QUESTION
 from tests.fakes.messages_api import Reply, tool_use
 

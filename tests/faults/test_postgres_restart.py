@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from chat import replies
+from answers import replies
 from tests.faults.harness import Fleet, PostgresServer, database_url
 from tests.faults.scenarios import chat_around, postgres_restart
 

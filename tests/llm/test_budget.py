@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
+from answers import pipeline
 from bots.models import Bot
-from chat import pipeline
 from llm import budget
 from llm.models import Usage
 from tests import fakes

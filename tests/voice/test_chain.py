@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from answers import pipeline
 from bots.models import Bot
-from chat import pipeline, services
+from chat import services
 from llm.models import RunEvent
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 from tests.fakes.messages_api import tool_use
@@ -151,7 +152,7 @@ def test_a_threshold_variant_changes_what_retrieval_may_show(knowledge, shop):
 
 
 def test_the_owners_out_of_hours_text_covers_both_moments_and_fills_in_the_hours(shop):
-    from chat import replies
+    from answers import replies
 
     bot = _tuned(shop, replies={"ru": {"out_of_hours": "Мы отдыхаем{hours}. Напишите утром."}})
     assert replies.out_of_hours(bot, "пн–пт 9:00–18:00", language="ru") == (

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
+from answers import pipeline
 from bots.models import Bot
-from chat import pipeline
 from knowledge.catalog import catalog
 from knowledge.catalog.embedding import offers_embed_pending
 

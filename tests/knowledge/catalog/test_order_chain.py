@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
+from answers.orders import Caller
+from answers.pipeline import answer
 from chat import services
-from chat.orders import Caller
-from chat.pipeline import answer
 from knowledge.catalog.models import OrderLookup
 from knowledge.catalog.services import order_endpoint_configure
 

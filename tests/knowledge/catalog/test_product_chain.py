@@ -12,8 +12,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from chat import frames, pipeline, services
-from chat.products import price_text
+from answers import pipeline
+from answers.products import price_text
+from chat import frames, services
 from knowledge.catalog import catalog
 from llm.models import RunEvent
 from tests import fakes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.facts import Fact, Known, blocked, facts_in, is_domain, settled_length, unsupported
+from answers.facts import Fact, Known, blocked, facts_in, is_domain, settled_length, unsupported
 
 SOURCES = [
     "Доставка: Доставка по Москве — на следующий день, стоимость 300 ₽. При заказе от 5 000 ₽ бесплатно.",

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
 
+from answers import catalog_words, checks, facts, prompt, replies
 from behavior import hours, intents
 from bots.models import Bot
-from chat import catalog_words, checks, facts, prompt, replies
 from knowledge.catalog import products
 
 CARDS: Final = 3  # cards under one answer: more would not fit the widget's column

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from chat import facts
+from answers import facts
 
 LEAK_CODE: Final = "prompt"
 SHINGLE: Final = 6  # words in a row that count as repeating the rules

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from answers import checks, pipeline, prompt
+from answers.facts import Known, blocked
+from answers.pipeline import Reply
 from bots.models import Bot
-from chat import checks, pipeline, prompt
-from chat.facts import Known, blocked
-from chat.pipeline import Reply
 from knowledge.models import Entry
 from llm.models import RunEvent
 from tests import fakes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from chat import ratelimit
+from core import ratelimit
 
 
 async def test_a_burst_of_messages_waits_for_the_bounded_pool_and_is_counted(settings):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chat import asked, facts
-from chat.excerpts import excerpt
-from chat.pipeline import answer
+from answers import asked, facts
+from answers.excerpts import excerpt
+from answers.pipeline import answer
 from knowledge.search import SearchResult, search_entries
 
 PRIVACY = ("Мы собираем имя и фамилию, номер телефона, e-mail, адрес доставки и историю заказов. Данные банковских "
@@ -98,7 +98,7 @@ def test_the_section_choice_stays_on_the_page_within_the_window_and_among_sectio
 
 
 def test_the_words_that_ask_for_the_kind_of_fact_are_not_what_the_question_is_about() -> None:
-    from chat import lemmas
+    from answers import lemmas
 
     assert asked.content_words("Сколько стоит доставка по Москве?") == [lemmas.keys("доставка"),
                                                                          lemmas.keys("москве")]

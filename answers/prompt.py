@@ -24,8 +24,8 @@ from typing import Final
 
 from django.conf import settings
 
+from answers import checks, facts, replies
 from bots.models import Bot
-from chat import checks, facts, replies
 from knowledge.search import SearchResult
 from llm.base import ChatMessage, LLMRequest, SystemPart
 from llm.structured import ANSWER_TOOL, answer_schema, release_when_sourced

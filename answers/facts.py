@@ -28,20 +28,20 @@ from typing import Final
 
 from publicsuffixlist import PublicSuffixList
 
-from chat import factwords as words
+from answers import factwords as words
 
 # The reason codes live with the quantities that make most of them; re-exported here for callers.
-from chat.amounts import DATE as DATE
-from chat.amounts import EMAIL as EMAIL
-from chat.amounts import HANDLE as HANDLE
-from chat.amounts import NUMBER as NUMBER
-from chat.amounts import PERCENT as PERCENT
-from chat.amounts import PHONE as PHONE
-from chat.amounts import PRICE as PRICE
-from chat.amounts import TERM as TERM
-from chat.amounts import TIME as TIME
-from chat.amounts import URL as URL
-from chat.amounts import quantities
+from answers.amounts import DATE as DATE
+from answers.amounts import EMAIL as EMAIL
+from answers.amounts import HANDLE as HANDLE
+from answers.amounts import NUMBER as NUMBER
+from answers.amounts import PERCENT as PERCENT
+from answers.amounts import PHONE as PHONE
+from answers.amounts import PRICE as PRICE
+from answers.amounts import TERM as TERM
+from answers.amounts import TIME as TIME
+from answers.amounts import URL as URL
+from answers.amounts import quantities
 
 # Units a table header may carry for a bare cell («Стоимость, ₽ | 350»): the answer's «350 ₽» may
 # rest on a source's bare 350. Not for terms: «14 дней» needs a 14 that is days.

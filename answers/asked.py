@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from chat import facts, lemmas
+from answers import facts, lemmas
 
 if TYPE_CHECKING:
     from knowledge.search import SearchResult

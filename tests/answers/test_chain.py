@@ -12,9 +12,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from answers import pipeline
+from answers.pipeline import Reply
 from bots.models import Bot
-from chat import pipeline, services
-from chat.pipeline import Reply
+from chat import services
 from knowledge.models import Entry
 from llm.models import RunEvent, Usage
 from tests import fakes

@@ -20,7 +20,7 @@ from typing import Final
 
 import snowballstemmer
 
-from chat import factwords
+from answers import factwords
 
 _WORD: Final = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 # Words that say nothing about which part of a text answers («как», «можно», «ли», "what").

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.catalog_words import named
+from answers.catalog_words import named
 
 VENDORS = ["Bosch", "Вихрь", "Термик", "Кофетто"]
 CATEGORIES = ["Техника для дома / Пылесосы", "Кухонная техника / Чайники",

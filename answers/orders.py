@@ -24,10 +24,10 @@ from typing import Any, Final
 from django.utils import dateformat, translation
 from django.utils.translation import gettext_noop
 
+from answers import replies
 from behavior import hours
 from bots.models import Bot
-from chat import ratelimit, replies
-from chat.exceptions import RateLimited
+from core import ratelimit
 from core.texts import Text, stored
 from knowledge.catalog import endpoint as order_http
 from knowledge.catalog import numbers, selectors, services
@@ -118,7 +118,7 @@ class _Call:
         bot, language = self.bot, self.language
         try:
             ratelimit.check("order", bot_id=bot.pk, visitor_id=self.caller.visitor_id or "-", ip=self.caller.ip)
-        except RateLimited as exc:
+        except ratelimit.OverLimit as exc:
             self.log(number, Result.LIMITED, reason=stored(gettext_noop("лимит, ждать %(seconds)s с"),
                                                              seconds=exc.retry_after))
             text = replies.say(bot, "order_limited", language=language, seconds=str(exc.retry_after))

@@ -43,10 +43,10 @@ from typing import Any, ClassVar, Final
 
 from django.conf import settings
 
+from answers import asked, checks, excerpts, orders, products, prompt, replies
 from behavior import hours
 from behavior.intents import Intent, classify
 from bots.models import Bot
-from chat import asked, checks, excerpts, orders, products, prompt, replies
 from knowledge import scope, selectors, spelling
 from knowledge.search import SearchResult, search_entries
 from llm import budget, journal
@@ -87,7 +87,7 @@ class Reply:
     timings: dict[str, float]  # ms: rules, search, llm, total
     state: str | None = None  # e.g. "waiting_operator"
     llm_meta: dict[str, Any] = field(default_factory=dict)
-    cards: list[dict[str, Any]] = field(default_factory=list)  # product cards, from catalog rows (chat/products.py)
+    cards: list[dict[str, Any]] = field(default_factory=list)  # product cards, from catalog rows (answers/products.py)
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
             raised = raised and _finish(turn, raised, meta | {"route": "model_intent"})
         assert raised is not None
         return raised
-    # Products: cards from the catalog rows (chat/products.py); the model may only introduce them.
+    # Products: cards from the catalog rows (answers/products.py); the model may only introduce them.
     offered = _products(turn, text, intent.name, found, ai, meta)
     if offered is not None:
         # No model and no goods: a misspelt topic word («скока стоит дастафка») reads as a product;

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
-from chat import factwords as words
+from answers import factwords as words
 
 PRICE: Final = "price"
 PERCENT: Final = "percent"

@@ -2,9 +2,9 @@
 
 import pytest
 
+from answers import excerpts, replies
+from answers.pipeline import answer, excerpt
 from bots.models import Bot
-from chat import excerpts, replies
-from chat.pipeline import answer, excerpt
 from tests.chat.conftest import DELIVERY_QUESTION, UNKNOWN_QUESTION
 
 

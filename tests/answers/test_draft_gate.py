@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from chat import checks, facts, prompt
-from chat.facts import Known, blocked
+from answers import checks, facts, prompt
+from answers.facts import Known, blocked
 from llm.streaming import DraftStream
 from llm.structured import release_when_sourced
 

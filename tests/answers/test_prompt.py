@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from answers import prompt
+from answers.facts import Fact
 from bots.models import Bot
-from chat import prompt
-from chat.facts import Fact
 from knowledge.search import SearchResult
 
 

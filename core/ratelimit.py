@@ -34,8 +34,6 @@ import redis
 from django.conf import settings
 from redis import asyncio as aioredis
 
-from chat.exceptions import RateLimited
-
 logger = logging.getLogger("spravka.chat")
 
 # A socket that has not been seen (hello, ping) for this long no longer counts (seconds).
@@ -157,12 +155,22 @@ def hit_sync(limits: list[Limit], *, what: str) -> int | None:
     return _retry_after(limits, results[0::2], now)
 
 
+class OverLimit(Exception):
+    """One write too many: it may be tried again in `retry_after` seconds; `what` names what was
+    counted ("leads", "orders"...). Chat turns it into the visitor's error (chat/writes.py)."""
+
+    def __init__(self, retry_after: int, *, what: str) -> None:
+        self.retry_after = max(1, int(retry_after))
+        self.what = what
+        super().__init__(f"{what}: again in {self.retry_after} s")
+
+
 def check(kind: str, *, bot_id: int, visitor_id: str, ip: str | None) -> None:
-    """Count one write of `kind` from a service (sync); RateLimited when over a limit."""
+    """Count one write of `kind` from a service (sync); OverLimit when over a limit."""
     limits = limits_for(kind, bot_id=bot_id, visitor_id=visitor_id, ip=ip)
     retry_after = hit_sync(limits, what=KINDS[kind].what)
     if retry_after is not None:
-        raise RateLimited(retry_after, what=KINDS[kind].what)
+        raise OverLimit(retry_after, what=KINDS[kind].what)
 
 
 # --- open sockets per address ---------------------------------------------------------------------

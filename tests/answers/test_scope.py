@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from answers import pipeline
+from answers.excerpts import excerpt
+from answers.replies import OPERATOR_BUTTON_ID
 from bots.models import Bot
-from chat import pipeline
-from chat.excerpts import excerpt
-from chat.replies import OPERATOR_BUTTON_ID
 from tests import fakes
 from tests.fakes.messages_api import tool_use
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from chat import lemmas
+from answers import lemmas
 
 MAX_CHARS: Final = 1000  # the product search reads no further either
 _LATIN: Final = re.compile(r"[A-Za-z][A-Za-z0-9'’&+.-]*[A-Za-z0-9]|[A-Za-z]{2,}")

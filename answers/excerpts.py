@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Final
 
 import razdel
 
-from chat import asked, facts, lemmas
+from answers import asked, facts, lemmas
 from knowledge import scope
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from chat import excerpts, pipeline
-from chat.excerpts import HARD_LIMIT, excerpt, units
-from chat.facts import facts_in
+from answers import excerpts, pipeline
+from answers.excerpts import HARD_LIMIT, excerpt, units
+from answers.facts import facts_in
 
 TABLE = (
     "Внутри МКАД: срок — на следующий день; стоимость — 350 ₽; бесплатно — от 5 000 ₽\n"
@@ -137,7 +137,7 @@ def test_among_units_that_answer_alike_the_first_the_general_rule_is_shown():
 def test_lemmas_are_the_same_from_many_threads_at_once():
     from concurrent.futures import ThreadPoolExecutor
 
-    from chat import lemmas
+    from answers import lemmas
 
     texts = [f"{word} доставки по Москве за {n} дней" for n in range(40) for word in ("Стоимость", "Потерялся")]
     lemmas.keys.cache_clear()

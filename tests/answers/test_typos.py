@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chat import pipeline
+from answers import pipeline
 from tests import fakes
 from tests.fakes.messages_api import tool_use
 
