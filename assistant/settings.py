@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "voice",  # the Voice layer: sliders, dictionary, «условия», canned replies
     "tuning",  # the owner's voice and experiments pages
     "dashboard",  # the owner dashboard at / and /b/<slug>/ (above feedback, review, inbox)
+    "demo",  # the demo shop and `manage.py rundemo` (`make run`)
 ]
 
 MIDDLEWARE = [

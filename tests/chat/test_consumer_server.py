@@ -48,7 +48,7 @@ async def test_production_server_declines_compression_and_bounds_frames(producti
 
 
 def test_deploy_docs_and_make_run_start_uvicorn_with_the_measured_options():
-    from assistant.demo import DemoPorts, server_options
+    from demo.run import DemoPorts, server_options
 
     deploy = (REPO / "docs" / "deploy.md").read_text()
     [command] = [line for line in deploy.splitlines() if line.startswith("uvicorn assistant.asgi:application")]

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from assistant.demo import demo_reviews_import
+from demo.run import demo_reviews_import
 from routes.models import CustomerReview, RouteRun
 from tests.conftest import REPO
 from tests.fakes.messages_api import tool_use, verdict

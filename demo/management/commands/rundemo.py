@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from assistant.demo import DemoPorts, run
+from demo.run import DemoPorts, run
 
 
 class Command(BaseCommand):
