@@ -1,6 +1,6 @@
 """Celery tasks of the chat: thin, by ID, idempotent (HackSoft's habit, as in knowledge/tasks.py).
 
-- `webhook_deliver`: one delivery, retried with exponential backoff while it may still succeed.
+- `webhook_deliver` (defined in webhooks.py, next to the attempt it retries; imported here for the worker).
 - `offer_leads_to_waiting` (beat): conversations nobody took in time get the contact form.
 - `purge_expired` (beat): transcripts and leads past each bot's retention limit.
 """
@@ -11,30 +11,15 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from celery.app.task import Task
-from django.conf import settings
 from django.db.models import DurationField, ExpressionWrapper, F
 from django.db.models.functions import Now
 
 from bots.models import Bot
-from chat import leads, webhooks
+from chat import leads
 from chat.models import Conversation
+from chat.webhooks import webhook_deliver  # noqa: F401  (registered with the worker from here)
 
 logger = logging.getLogger("spravka.chat")
-
-
-def retry_delay(attempt: int) -> float:
-    """Seconds before retry number `attempt` (0-based): base, 2×base, 4×base…, at most an hour."""
-    return float(min(settings.WEBHOOK_RETRY_BASE * (2**attempt), 3600))
-
-
-@shared_task(bind=True, max_retries=None)
-def webhook_deliver(self: Task, delivery_id: int) -> None:
-    final = self.request.retries + 1 >= settings.WEBHOOK_MAX_ATTEMPTS
-    try:
-        webhooks.webhook_attempt(delivery_id=delivery_id, final=final)
-    except webhooks.DeliveryFailed as exc:
-        raise self.retry(countdown=retry_delay(self.request.retries), exc=exc) from exc
 
 
 @shared_task

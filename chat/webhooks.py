@@ -20,6 +20,8 @@ import json
 import logging
 from typing import Any, Final
 
+from celery import shared_task
+from celery.app.task import Task
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
@@ -73,8 +75,6 @@ def webhook_emit(*, bot: Bot, event: str, conversation: Conversation | None = No
     delivery = WebhookDelivery.objects.create(
         bot=bot, event=event, url=bot.webhook_url, payload=json.loads(json.dumps(payload, cls=DjangoJSONEncoder)),
     )
-    from chat.tasks import webhook_deliver
-
     transaction.on_commit(lambda: webhook_deliver.delay(delivery.pk))
 
 
@@ -118,3 +118,18 @@ def webhook_attempt(*, delivery_id: int, final: bool) -> bool:
     if delivery.status == WebhookDelivery.Status.FAILED:
         logger.warning("webhook %s for bot %s failed: %s", delivery.event, delivery.bot.slug, delivery.error)
     return delivery.status == WebhookDelivery.Status.DELIVERED
+
+
+def retry_delay(attempt: int) -> float:
+    """Seconds before retry number `attempt` (0-based): base, 2×base, 4×base…, at most an hour."""
+    return float(min(settings.WEBHOOK_RETRY_BASE * (2**attempt), 3600))
+
+
+@shared_task(bind=True, max_retries=None)
+def webhook_deliver(self: Task, delivery_id: int) -> None:
+    """One delivery (Celery), retried with exponential backoff while it may still succeed."""
+    final = self.request.retries + 1 >= settings.WEBHOOK_MAX_ATTEMPTS
+    try:
+        webhook_attempt(delivery_id=delivery_id, final=final)
+    except DeliveryFailed as exc:
+        raise self.retry(countdown=retry_delay(self.request.retries), exc=exc) from exc

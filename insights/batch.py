@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
+from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -50,8 +51,6 @@ def batch_run_start(*, question_set: QuestionSet, trigger: str = BatchRun.Trigge
                     reason: Text = "") -> tuple[BatchRun, bool]:
     """Queue a run of the set (the task goes after commit). Returns (run, created): a run already
     waiting or going is returned as it is."""
-    from insights.tasks import batch_run_execute_task
-
     with transaction.atomic():
         QuestionSet.objects.select_for_update().filter(pk=question_set.pk).first()
         live = question_set.runs.filter(status__in=LIVE).order_by("-created_at").first()
@@ -195,8 +194,6 @@ def knowledge_changed(*, bot_id: int, reason: Text) -> None:
             cache.set(_no_sets_key(bot_id), 1, NO_SETS_SECONDS)
             cache.delete(_pending_key(bot_id))
             return
-        from insights.tasks import sets_rerun_task
-
         sets_rerun_task.apply_async((bot_id,), countdown=settings.INSIGHTS_RERUN_DELAY)
     except Exception:
         log.exception("could not queue the test re-run of bot %s", bot_id)
@@ -215,3 +212,17 @@ def sets_rerun(*, bot_id: int) -> list[BatchRun]:
     if busy:  # a run that began before the change may have missed it: once more, after it
         knowledge_changed(bot_id=bot_id, reason=reason)
     return runs
+
+
+# Celery tasks: thin, by id, idempotent; defined here, next to what they run and where they are queued
+# (insights/tasks.py imports them for the worker).
+
+
+@shared_task
+def batch_run_execute_task(run_id: int) -> None:
+    batch_run_execute(run_id=run_id)
+
+
+@shared_task
+def sets_rerun_task(bot_id: int) -> None:
+    sets_rerun(bot_id=bot_id)

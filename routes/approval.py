@@ -4,8 +4,8 @@ What must stay true (seed 002; its first trial failed exactly here, 8 of 10 went
 - the auto-pass rule applies only to a checked result (a judge verdict at or above the threshold)
   of a run that is not manual; a skipped check or a spent budget makes the run manual, and a manual
   run waits for a person whatever the rule says;
-- approval bypass is a deterministic check in code (`publish_allowed`), not a model's opinion:
-  publishing refuses a run nobody approved;
+- approval bypass is a deterministic check in code (`publishing.publish_allowed`), not a model's
+  opinion: publishing refuses a run nobody approved;
 - a decision is taken once: a second click on an already decided run is an error, not a re-publish.
 """
 
@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 
 from llm import journal
 from llm.models import RunEvent
+from routes import publishing
 from routes.models import ReviewReplySettings, RouteRun
 
 APPROVE: Final = "approve"
@@ -81,9 +82,7 @@ def approval_arrive(*, run: RouteRun, owner: ReviewReplySettings) -> RouteRun:
 
 
 def _publish_after_commit(run: RouteRun) -> None:
-    from routes.tasks import reply_publish
-
-    transaction.on_commit(lambda: reply_publish.delay(run.pk))
+    transaction.on_commit(lambda: publishing.reply_publish.delay(run.pk))
 
 
 def approval_decide(*, run_id: int, bot_ids: Iterable[int], decision: str, text: str = "", user: Any) -> RouteRun:
@@ -112,13 +111,3 @@ def approval_decide(*, run_id: int, bot_ids: Iterable[int], decision: str, text:
         if decision != REJECT:
             _publish_after_commit(run)
     return run
-
-
-def publish_allowed(run: RouteRun) -> bool:
-    """The deterministic approval-bypass check: approved by a person, or auto-passed while checked
-    and not manual. Nothing else reaches the customer's system."""
-    if run.status not in (RouteRun.Status.APPROVED, RouteRun.Status.PUBLISH_FAILED):
-        return False
-    if run.decided_by_id is not None:
-        return True
-    return run.auto_passed and run.checked and not run.manual

@@ -2,7 +2,7 @@
 `X-Spravka-Signature: sha256=<hex HMAC-SHA256 of the exact body>` with the bot's webhook secret,
 through the SSRF-safe client). The event is `review.reply`.
 
-What must stay true: `publish_allowed` (approval.py) is checked on every attempt, right before the
+What must stay true: `publish_allowed` (below) is checked on every attempt, right before the
 request, so no path (a stale task, a retried one, a hand-run shell) writes an unapproved reply out.
 """
 
@@ -12,6 +12,8 @@ import json
 import logging
 from typing import Any, Final
 
+from celery import shared_task
+from celery.app.task import Task
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
@@ -23,7 +25,6 @@ from core.http import AddressRefused, FetchError, SafeClient
 from core.texts import Text, stored, stored_pair
 from llm import journal
 from llm.models import RunEvent
-from routes.approval import publish_allowed
 from routes.models import ReviewReplySettings, RouteRun
 
 logger = logging.getLogger("spravka.routes")
@@ -116,3 +117,27 @@ def _send(run: RouteRun, url: str, body: bytes) -> bool:
 def _failed(run: RouteRun, error: Text) -> None:
     """Why the attempt failed: the Russian in `publish_error`, the stored text beside it."""
     run.publish_error, run.publish_error_stored = stored_pair(error, 500)
+
+
+def publish_allowed(run: RouteRun) -> bool:
+    """The deterministic approval-bypass check: approved by a person, or auto-passed while checked
+    and not manual. Nothing else reaches the customer's system."""
+    if run.status not in (RouteRun.Status.APPROVED, RouteRun.Status.PUBLISH_FAILED):
+        return False
+    if run.decided_by_id is not None:
+        return True
+    return run.auto_passed and run.checked and not run.manual
+
+
+def retry_delay(attempt: int) -> float:
+    return float(min(settings.WEBHOOK_RETRY_BASE * (2**attempt), 3600))
+
+
+@shared_task(bind=True, max_retries=None)
+def reply_publish(self: Task, run_id: int) -> None:
+    """One publishing attempt (Celery; routes/tasks.py imports it for the worker), retried with backoff."""
+    final = self.request.retries + 1 >= settings.WEBHOOK_MAX_ATTEMPTS
+    try:
+        reply_publish_attempt(run_id=run_id, final=final)
+    except PublishRetry as exc:
+        raise self.retry(countdown=retry_delay(self.request.retries), exc=exc) from exc

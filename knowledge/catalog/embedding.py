@@ -14,10 +14,12 @@ What must stay true:
 
 from __future__ import annotations
 
+from celery import shared_task
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Q
 
+from bots.models import Bot
 from knowledge.catalog.models import CatalogOffer
 from knowledge.embeddings import get_embedder
 from knowledge.indexing import rows_embed
@@ -81,8 +83,6 @@ def offers_embedding_request(*, bot_id: int) -> None:
 
 
 def _send(bot_id: int) -> None:
-    from knowledge.catalog.tasks import offers_embed
-
     if cache.add(_queued_key(bot_id), 1, QUEUED_SECONDS):
         offers_embed.delay(bot_id)
 
@@ -96,3 +96,11 @@ def offers_embed_behind(*, bot_id: int) -> int:
     if total:
         offers_statistics_refresh()
     return total
+
+
+@shared_task
+def offers_embed(bot_id: int) -> None:
+    """Celery, on the embed queue (settings.CELERY_TASK_ROUTES), beside the entries' pass; imported by
+    knowledge/catalog/tasks.py for the worker."""
+    if Bot.objects.filter(pk=bot_id).exists():
+        offers_embed_behind(bot_id=bot_id)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from knowledge.catalog import catalog
+from knowledge.catalog.embedding import offers_embed  # noqa: F401  (registered with the worker from here)
 from knowledge.models import Source
 
 
@@ -16,16 +17,6 @@ def catalog_refresh(source_id: int) -> None:
     if source is None or not source.url:
         return
     catalog.catalog_import_url(bot=source.bot, url=source.url, scheduled=True)
-
-
-@shared_task
-def offers_embed(bot_id: int) -> None:
-    """On the embed queue (settings.CELERY_TASK_ROUTES), beside the entries' pass."""
-    from bots.models import Bot
-    from knowledge.catalog.embedding import offers_embed_behind
-
-    if Bot.objects.filter(pk=bot_id).exists():
-        offers_embed_behind(bot_id=bot_id)
 
 
 @shared_task

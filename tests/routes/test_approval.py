@@ -48,7 +48,7 @@ def test_a_person_approves_edits_or_rejects_once(shop, knowledge, reviews, fake_
     rejected = approval.approval_decide(run_id=runs[2].pk, bot_ids=ids, decision="reject", user=owner)
     assert (approved.status, approved.text) == (RouteRun.Status.APPROVED, GOOD)
     assert (edited.status, edited.text) == (RouteRun.Status.APPROVED, "Спасибо, Олег!")
-    assert rejected.status == RouteRun.Status.REJECTED and not approval.publish_allowed(rejected)
+    assert rejected.status == RouteRun.Status.REJECTED and not publishing.publish_allowed(rejected)
     with pytest.raises(approval.ApprovalError) as twice:
         approval.approval_decide(run_id=runs[0].pk, bot_ids=ids, decision="reject", user=owner)
     assert twice.value.status == 409
