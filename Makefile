@@ -32,6 +32,7 @@ run: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: install
 	SPRAVKA_EMBEDDED=0 $(BIN)/mypy .

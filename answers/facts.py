@@ -1,4 +1,5 @@
-"""The fact check: which facts a text states, and whether a source gives each of them (seed 004).
+"""The fact check: which facts a text states, and whether a source gives each of them
+(docs/architecture.md, "The answer chain").
 
 Every fact in an answer — a number, price, percentage, term, date, time, phone, e-mail, web
 address or messenger handle — must be found in the text the answer rests on: the entry it cites

@@ -1,4 +1,4 @@
-"""The answer chain: what the bot says to one visitor message (DESIGN.md, "The answer chain"; seed 004).
+"""The answer chain: what the bot says to one visitor message (docs/architecture.md, "The answer chain").
 
 Rules first, then retrieval and the model, then the last word in code. `Reply` and `answer()` are
 the stable contract that services, the websocket consumer and `manage.py ask` depend on.
@@ -201,7 +201,8 @@ def _rules(turn: Turn, text: str) -> tuple[Intent, Reply | None]:
 
 
 def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
-    """Seed 004's chain, top to bottom. `retry` allows the one typo retry (never a third pass)."""
+    """The answer chain (docs/architecture.md), top to bottom. `retry` allows the one typo retry (never a
+    third pass)."""
     bot, language = turn.bot, turn.language
     intent, ruled = _rules(turn, text)
     if ruled is not None:

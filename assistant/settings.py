@@ -399,7 +399,7 @@ CELERY_TIMEZONE = TIME_ZONE
 # A conversation without a new message for this long has ended as far as its outcome goes (minutes).
 FEEDBACK_IDLE_MINUTES = env_int("FEEDBACK_IDLE_MINUTES", 30)
 
-# --- Async routes with bounded self-correction (routes/, seed 002) ---------------------------------
+# --- Async routes with bounded self-correction (routes/, docs/architecture.md) -------------------
 # The installation's maximum repair budget per step: a route's declaration may only lower it.
 ROUTES_MAX_REPAIRS = env_int("ROUTES_MAX_REPAIRS", 3)
 ROUTES_MAX_STEP_SECONDS = env_float("ROUTES_MAX_STEP_SECONDS", 120.0)

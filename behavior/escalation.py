@@ -1,4 +1,4 @@
-"""Escalation rules (seed 000, the Behavior layer): when the bot should offer a person by itself.
+"""Escalation rules (the Behavior layer, docs/architecture.md): when the bot should offer a person by itself.
 
 Four signs that the bot is not helping, each switchable per bot: a thumbs-down, «нет, не то» /
 «неверно» (a complaint), the same question rephrased twice in a row, and two «нет точного ответа»

@@ -1,4 +1,4 @@
-"""Operators' working hours (seed 000's Behavior layer): is a person there to take a conversation
+"""Operators' working hours (the Behavior layer, docs/architecture.md): is a person there to take a conversation
 now, and how to say when they are.
 
 A bot without any schedule rows has operators at any time; a holiday closes the whole day. All

@@ -1,4 +1,4 @@
-"""Proactive invitations (seed 000's «триггеры»): which of the owner's rules the widget should show
+"""Proactive invitations (the «триггеры»): which of the owner's rules the widget should show
 a visitor on a page, the record of a show, and its conversion into a conversation. The only writer
 of InvitationRule's shows (InvitationShow).
 

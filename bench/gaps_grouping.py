@@ -11,7 +11,7 @@ and a test half of 8 topics each) and MASSIVE ru-RU (../shared/eval-data/massive
 The centred threshold was chosen on the calibration half and MASSIVE (issue 8); everything added
 for issue 20 is chosen on the calibration half only, and the test half and MASSIVE confirm.
 
-Table 1, all from the same vectors in the same run: stems only (seed 004's method); raw cosine;
+Table 1, all from the same vectors in the same run: stems only (the shared-stem rule); raw cosine;
 centred cosine (the old rule, still shipped, and its neighbours); the issue's rule on top of it (a
 question sharing a stem rare in the bot's lexicon with a member joins with a lower meaning floor;
 nouns / adjectives only by pymorphy3); pymorphy3 lemmas instead of Snowball stems; one combined
@@ -432,7 +432,7 @@ def main() -> None:
     shipped = grouping.meaning_for(embedder.key)
     nouns = frozenset({"NOUN"})
     variants: list[tuple[str, Labeller]] = [
-        ("stems only (seed 004's method)", v.online(grouping.RAW, 2.0)),
+        ("stems only (the shared-stem rule)", v.online(grouping.RAW, 2.0)),
         ("stems + raw cosine >= 0.84", v.online(grouping.RAW, 0.84)),
         ("stems + raw cosine >= 0.90", v.online(grouping.RAW, 0.90)),
         ("stems + raw cosine >= 0.92", v.online(grouping.RAW, 0.92)),

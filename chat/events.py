@@ -1,6 +1,6 @@
 """What happened in a conversation, told to whoever listens, after the change is committed.
 
-Chat knows nothing about the operators' inbox (DESIGN.md, Boundaries): it publishes to two kinds
+Chat knows nothing about the operators' inbox (docs/architecture.md, "Apps, lowest first"): it publishes to two kinds
 of channel-layer groups, and the consumers that care subscribe.
 
 - `conversation_group(id)`: the visitor's open widget sockets. Events `chat.message`,

@@ -1,5 +1,6 @@
 """Signs that the previous answer did not help: "нет, не то", "вы не поняли", or the same question
-asked again in other words. They send the answer to the review queue (DESIGN.md, flags), so a
+asked again in other words. They send the answer to the review queue (docs/architecture.md, "The
+answer chain", step 7), so a
 false positive costs an owner one glance and a miss costs a wrong answer nobody fixes; the
 patterns therefore lean towards phrases aimed at the bot, not every "не" in a sentence."""
 

@@ -203,7 +203,7 @@ def leads_for_bots(*, bot_ids: Collection[int]) -> QuerySet[Lead]:
     """The leads of these bots, newest first."""
     return Lead.objects.filter(bot_id__in=list(bot_ids)).select_related("bot", "conversation").order_by("-created_at")
 # --- for the layers above chat (review, feedback): flagged answers, gaps, outcomes -----------------
-# They read the chat only through these functions (DESIGN.md, Boundaries).
+# They read the chat only through these functions (docs/architecture.md, "Apps, lowest first").
 
 _CANNED_ROUTES: Final = frozenset({"rules", "model_intent"})
 _NOT_QUESTIONS: Final = frozenset({"operator", "greeting", "thanks", "whoami"})

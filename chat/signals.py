@@ -1,5 +1,5 @@
 """What the chat tells the layers above it. Chat imports nothing of review or feedback: it sends
-these signals after commit, and they listen (DESIGN.md, Boundaries).
+these signals after commit, and they listen (docs/architecture.md, "Apps, lowest first").
 
 `message_flagged(sender=Message, bot_id, message_id)`: a message gained a flag someone should look
 at — a bot answer stored with low_confidence / unanswered / escalation, a bot answer marked friction

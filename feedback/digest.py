@@ -1,4 +1,4 @@
-"""The weekly digest (seed 000's «missed-questions digest»): one e-mail per bot to its owners, HTML and
+"""The weekly digest (the «missed-questions digest»): one e-mail per bot to its owners, HTML and
 text, in the bot's language: conversations, answered share, handoffs, the review queue with a link, top gaps."""
 
 from __future__ import annotations

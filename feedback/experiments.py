@@ -1,4 +1,4 @@
-"""A/B experiments (seed 000): two variants of the voice, the «условия» or the thresholds, the
+"""A/B experiments (docs/architecture.md): two variants of the voice, the «условия» or the thresholds, the
 visitors split by a stable hash of their id, outcomes compared per arm.
 
 The verdict rule (docs/voice.md, "Experiments"): the main metric's share in arm "b" against arm

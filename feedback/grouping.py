@@ -1,4 +1,4 @@
-"""Grouping questions into topics (seed 004: «похожие склеиваются по основам слов, чтобы десять
+"""Grouping questions into topics («похожие склеиваются по основам слов, чтобы десять
 вариантов одного вопроса не превращались в десять строк»), plus meaning for paraphrases that share
 no words. Pure functions over stems and vectors, so the thresholds can be calibrated on data
 (bench/gaps_grouping.py) and tested without a database.

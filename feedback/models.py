@@ -14,7 +14,7 @@ from knowledge.models import Entry
 
 
 class Gap(models.Model):
-    """One topic: questions grouped by word stems and by meaning (seed 004: ten wordings of one
+    """One topic: questions grouped by word stems and by meaning (ten wordings of one
     question are one row, not ten)."""
 
     class Status(models.TextChoices):
@@ -119,7 +119,7 @@ class OperatorAnswer(models.Model):
 
 
 class Outcome(models.Model):
-    """How a conversation ended (seed 000, outcome attribution)."""
+    """How a conversation ended (outcome attribution, the Feedback layer)."""
 
     class Kind(models.TextChoices):
         ANSWERED = "answered", _("ответил бот")
@@ -162,7 +162,7 @@ class DigestLog(models.Model):
 
 
 class Experiment(models.Model):
-    """An A/B test of the bot's voice, its «условия» or its thresholds (seed 000). Arm "a" is the
+    """An A/B test of the bot's voice, its «условия» or its thresholds (docs/architecture.md). Arm "a" is the
     bot as it is; arm "b" gets `variant` (the settings it changes, in assistant/voice's form).
     Visitors are split by a stable hash of their id (voice/effective.py: `arm_of`); each
     new conversation records its arm (`Conversation.variant` = "<id>:<arm>"), and the outcomes are

@@ -1,4 +1,4 @@
-"""Conversation outcomes and accuracy over time (seed 000: outcome attribution; every review decision
+"""Conversation outcomes and accuracy over time (outcome attribution, the Feedback layer; every review decision
 is a label). Outcomes are derived from the chat's facts; `outcomes_refresh` is idempotent."""
 
 from __future__ import annotations

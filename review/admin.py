@@ -1,4 +1,4 @@
-"""The review queue on the Django admin: one dialog at a time, three buttons (seed 000), keyboard
+"""The review queue on the Django admin: one dialog at a time, three buttons (docs/architecture.md), keyboard
 1/2/3, Ctrl+Enter, J/K. The page loads the current item and the next one; a decision is one POST
 that answers with the item after that, so the next dialog is always already there.
 

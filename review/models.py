@@ -1,4 +1,4 @@
-"""The review queue and correction memory (seed 000).
+"""The review queue and correction memory (docs/architecture.md).
 
 What must stay true:
 - one ReviewItem per bot answer (`message` is unique): a flag raised twice adds a reason, never a twin;

@@ -163,7 +163,7 @@ def card(item: ReviewItem) -> dict[str, Any]:
 
 
 def labels_by_week(*, bot: Bot, since: datetime) -> dict[date, tuple[int, int]]:
-    """Every decision is a label (seed 000): week of the answer -> (decided, «Всё верно»)."""
+    """Every decision is a label (docs/architecture.md): week of the answer -> (decided, «Всё верно»)."""
     from django.db.models import Count
     from django.db.models.functions import TruncWeek
 

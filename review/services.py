@@ -1,6 +1,6 @@
 """Writes of the review layer: queue items from flagged answers, decisions, and correction memory.
 
-Correction memory (seed 000) is one function, `correction_apply`, and one transaction: the owner's
+Correction memory (docs/architecture.md) is one function, `correction_apply`, and one transaction: the owner's
 answer becomes an Entry (through knowledge.services, the one writer of entries) with its vector, so
 the next message finds it, paraphrases included; the entries that produced the wrong answer are
 flagged `review_needed` and score lower in search until the owner edits them or clears the flag;

@@ -1,6 +1,7 @@
 """The approval point of the review-reply route: the owner's auto-pass rule and a person's decision.
 
-What must stay true (seed 002; its first trial failed exactly here, 8 of 10 went out unreviewed):
+What must stay true (docs/architecture.md, "Routes with a judge"; the route's first trial failed
+exactly here, 8 of 10 went out unreviewed):
 - the auto-pass rule applies only to a checked result (a judge verdict at or above the threshold)
   of a run that is not manual; a skipped check or a spent budget makes the run manual, and a manual
   run waits for a person whatever the rule says;

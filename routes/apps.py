@@ -5,7 +5,8 @@ from django.utils.translation import gettext_lazy as _
 
 
 class RoutesConfig(AppConfig):
-    """Async routes with bounded self-correction (seed 002), above chat/knowledge/llm."""
+    """Async routes with bounded self-correction (docs/architecture.md, "Routes with a judge"), above
+    chat, knowledge and llm."""
 
     name = "routes"
     verbose_name = _("Маршруты и ответы на отзывы")

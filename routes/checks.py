@@ -1,5 +1,5 @@
-"""The declarations' system check: a route that breaks seed 002's limits stops `manage.py check`,
-`runserver` and `migrate` with the reasons, before any run could start."""
+"""The declarations' system check: a route that breaks the limits in docs/architecture.md ("Routes with
+a judge") stops `manage.py check`, `runserver` and `migrate` with the reasons, before any run could start."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routes are declared, and declarations are checked (seed 002).
+"""Routes are declared, and declarations are checked (docs/architecture.md, "Routes with a judge").
 
 A route names its steps, each with output filters, an optional quality check (a metric from the
 catalogue + a threshold), a repair budget (count and seconds), prompt variants and LLM classes; and

@@ -1,4 +1,5 @@
-"""One step of an async route with bounded self-correction (seed 002), route-independent.
+"""One step of an async route with bounded self-correction (docs/architecture.md, "Routes with a
+judge"), route-independent.
 
 `step_run` is the loop, every decision in one place:
 1. ask the model (the step's current prompt variant and LLM class; a form repair inside the call);
@@ -202,7 +203,7 @@ def _spent(task: StepTask, last: StepOutcome, reason: str) -> StepOutcome:
 
 
 def destination(route: Route, outcome: StepOutcome) -> Destination:
-    """Where the run goes after its step (seed 002, "when the judge is unavailable")."""
+    """Where the run goes after its step (docs/architecture.md, "Routes with a judge")."""
     if outcome.status in ("blocked", "failed"):
         return Destination("handoff", reason=f"{outcome.status}:{outcome.reason}")
     if outcome.status == "passed":

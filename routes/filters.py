@@ -1,4 +1,5 @@
-"""Deterministic output filters: they run on every draft before any judge sees it (seed 002).
+"""Deterministic output filters: they run on every draft before any judge sees it
+(docs/architecture.md, "Routes with a judge").
 
 - personal_data: the customer's own contacts (a phone, e-mail or handle their text gives) repeated
   in the reply, and anything shaped like a bank card number (Luhn), wherever it came from;

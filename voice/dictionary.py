@@ -1,4 +1,4 @@
-"""The owner's dictionary, applied by code to what the bot shows (seed 000: «словарь»).
+"""The owner's dictionary, applied by code to what the bot shows (the «словарь»).
 
 - Preferred terms: a term is replaced by the owner's wording, whole words only, ё = е, the case of
   the first letter kept («Доставка» -> «Курьерская доставка», «ДОСТАВКА» -> «КУРЬЕРСКАЯ ДОСТАВКА»).

@@ -1,5 +1,6 @@
 """The answer chain with a model: rules, real hybrid search over a few embedded entries, the real
-`anthropic` SDK talking to the local fake Messages API, and the last word in code (seed 004)."""
+`anthropic` SDK talking to the local fake Messages API, and the last word in code
+(docs/architecture.md, "The answer chain")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Route declarations are refused when they break seed 002's limits: by the system check at start-up
-and again at run time."""
+"""Route declarations are refused when they break the limits in docs/architecture.md ("Routes with a
+judge"): by the system check at start-up and again at run time."""
 
 from __future__ import annotations
 
