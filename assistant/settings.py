@@ -61,8 +61,8 @@ INSTALLED_APPS = [
     "api",
     "knowledge.catalog",
     "voice",  # the Voice layer: sliders, dictionary, «условия», canned replies
-    "tuning",  # the owner's voice and experiments pages
-    "dashboard",  # the owner dashboard at / and /b/<slug>/ (above feedback, review, inbox)
+    "owner.tuning",  # the owner's voice and experiments pages
+    "owner.dashboard",  # the owner dashboard at / and /b/<slug>/ (above feedback, review, inbox)
     "demo",  # the demo shop and `manage.py rundemo` (`make run`)
 ]
 
@@ -436,11 +436,11 @@ SPECTACULAR_SETTINGS = {
 # --- Members (bots/members.py): invitation links expire after this many days ---
 INVITE_MAX_AGE_DAYS = env_int("INVITE_MAX_AGE_DAYS", 7)
 
-# --- Insights (insights/): question sets re-run this many seconds after the bot's knowledge changed
+# --- Insights (owner/insights/): question sets re-run this many seconds after the bot's knowledge changed
 # (one queued re-run per bot in that window: a crawl storing hundreds of entries is one change) ---
 INSIGHTS_RERUN_DELAY = env_int("INSIGHTS_RERUN_DELAY", 180)
-INSTALLED_APPS += ["insights"]
+INSTALLED_APPS += ["owner.insights"]
 
-# --- Dashboard: site checks (robots.txt, page, sitemaps of a typed address) per person (dashboard/sitecheck.py) ---
+# --- Site checks (robots.txt, page, sitemaps of a typed address) per person (owner/dashboard/sitecheck.py) ---
 SITECHECK_RATE_USER = env_int("SITECHECK_RATE_USER", 10)  # checks per window; 0 switches the limit off
 SITECHECK_RATE_WINDOW = env_int("SITECHECK_RATE_WINDOW", 600)  # seconds

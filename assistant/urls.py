@@ -3,14 +3,12 @@ from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
 from bots import accounts
-from dashboard import views as dashboard_views
 
 admin.site.site_header = "Spravka"
 admin.site.site_title = "Spravka"
 
 urlpatterns = [
-    path("", dashboard_views.home, name="home"),  # the owner dashboard (dashboard/)
-    path("", include("dashboard.urls")),
+    path("", include("owner.urls")),  # every owner page: /, start/, b/<slug>/… (owner/urls.py)
     path("accounts/", include(accounts.urlpatterns)),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
@@ -19,8 +17,6 @@ urlpatterns = [
     path("answers/", include("review.urls")),
     path("routes/", include("routes.urls")),
     path("api/", include("api.urls")),  # the REST API, its schema and docs (docs/api.md)
-    path("b/<slug:slug>/", include("tuning.urls")),  # the bot's voice and experiments pages
-    path("b/", include("insights.urls")),  # owner pages: testing, usage, members (insights/urls.py)
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),

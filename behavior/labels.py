@@ -1,4 +1,4 @@
-"""The chain's machine words as a person reads them: the owner's hit testing (insights/testing.py)
+"""The chain's machine words as a person reads them: the owner's hit testing (owner/insights/testing.py)
 and the admin's transcripts (chat/admin.py) show the same label for an intent."""
 
 from __future__ import annotations

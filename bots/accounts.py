@@ -1,7 +1,7 @@
 """Signing in: Django's auth views on /accounts/ with pages that look like the admin, the landing
 after login, and what a throttled login (django-axes) shows.
 
-Where a person lands after login (`/`) is the owner dashboard's (dashboard/views/home.py).
+Where a person lands after login (`/`) is the owner dashboard's (owner/dashboard/views/home.py).
 Failed logins are counted per account and per client address; the lockout page is the login form
 again, with the reason, on the page the person was using (this one or the admin's), status 429.
 """

@@ -71,7 +71,7 @@ class Conversation(models.Model):
             models.Index(fields=["bot", "visitor_id", "state"], name="conversation_bot_visitor_state"),
             models.Index(fields=["bot", "state", "waiting_since"], name="conversation_bot_waiting"),
             models.Index(fields=["bot", "-updated_at"], name="conversation_bot_recent"),
-            # The dashboard's «conversations in the last N days» (dashboard/overview.py).
+            # The dashboard's «conversations in the last N days» (owner/dashboard/overview.py).
             models.Index(fields=["bot", "created_at"], name="conversation_bot_started"),
         ]
         constraints = [

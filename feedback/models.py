@@ -139,7 +139,7 @@ class Outcome(models.Model):
         verbose_name = _("итог разговора")
         verbose_name_plural = _("итоги и точность")
         # `kind` rides along so the dashboard's counts and weekly outcomes are index-only scans
-        # (dashboard/overview.py; bench/dashboard_pages.py at 50k conversations).
+        # (owner/dashboard/overview.py; bench/dashboard_pages.py at 50k conversations).
         indexes = [models.Index(fields=["bot", "started_at"], include=["kind"], name="outcome_bot_started_kind")]
 
     def __str__(self) -> str:

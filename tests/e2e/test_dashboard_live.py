@@ -156,7 +156,7 @@ def test_the_overview_draws_its_charts_and_a_bad_address_is_explained(
 ):
     from bots.models import Bot, Membership
     from knowledge.models import Entry, Source
-    from tests.dashboard.conftest import seed_activity
+    from tests.owner.dashboard.conftest import seed_activity
 
     email = "charts@shop.example"
     user = django_user_model.objects.create_user(email, email=email, password=PASSWORD)

@@ -66,8 +66,8 @@ def shop(django_user_model):
 def test_an_owner_hit_tests_runs_a_batch_and_sees_the_diff_after_an_entry_changes(
     page: Page, live_app: str, shop: dict, celery_worker_thread: object, settings: Any,
 ):
-    from insights.models import BatchRun, QuestionSet
     from knowledge.services import entry_edit
+    from owner.insights.models import BatchRun, QuestionSet
 
     settings.INSIGHTS_RERUN_DELAY = 1  # the change is made here, in the test's process: its delay applies
     page.set_viewport_size({"width": 1280, "height": 900})

@@ -132,8 +132,8 @@ def batch_results_held() -> Iterator[None]:
 def shop_data(bot: Any) -> list[str]:
     """The shop's own texts the pages may show: its name, its pages and entries, the chat, the set."""
     from chat.models import Message
-    from insights.models import BatchResult, SetQuestion
     from knowledge.models import Entry, Source
+    from owner.insights.models import BatchResult, SetQuestion
 
     data = [bot.name, HIT_QUESTION, TRY_QUESTION, UNKNOWN, SET_NAME, SLOW, BRIEF, "доставка", "курьерская доставка"]
     data += [t for t in Source.objects.filter(bot=bot).values_list("title", flat=True) if t]

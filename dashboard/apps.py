@@ -1,7 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class DashboardConfig(AppConfig):
-    name = "dashboard"
-    verbose_name = _("Кабинет владельца")

@@ -1,0 +1,52 @@
+"""Forms of the dashboard: they parse and check what a person typed; the work is in services."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from bots.forms import OriginsField
+from owner.dashboard.sitecheck import start_url
+
+
+class SiteForm(forms.Form):
+    url = forms.CharField(
+        label=_("Адрес сайта"), max_length=500,
+        widget=forms.TextInput(attrs={"placeholder": "https://shop.ru/", "inputmode": "url", "autocomplete": "url"}),
+        help_text=_("Главная страница сайта: с неё и из карты сайта бот прочитает страницы."),
+    )
+    name = forms.CharField(label=_("Название бота"), max_length=200, required=False,
+                           help_text=_("Например, название магазина. Можно оставить пустым."))
+
+    def clean_url(self) -> str:
+        return start_url(self.cleaned_data["url"])
+
+
+class OriginsForm(forms.Form):
+    origins = OriginsField(
+        label=_("Сайты, где работает виджет"), required=False,
+        help_text=_("По одному адресу в строке, например https://shop.ru — на других сайтах виджет не откроется."),
+    )
+
+
+class DocumentForm(forms.Form):
+    file = forms.FileField(label=_("Файл"), help_text=_("PDF, DOCX, TXT или Markdown (.md)."))
+    url = forms.URLField(label=_("Где документ опубликован"), required=False, assume_scheme="https",
+                         help_text=_("Необязательно: ссылка, которую бот покажет как источник."))
+
+    def clean_file(self) -> object:
+        from knowledge.exceptions import DocumentTooLarge
+
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.UPLOAD_MAX_BYTES:
+            raise ValidationError(DocumentTooLarge(upload.name, upload.size, settings.UPLOAD_MAX_BYTES).message)
+        return upload
+
+
+class QAForm(forms.Form):
+    question = forms.CharField(label=_("Вопрос"), max_length=1000, strip=True,
+                               error_messages={"required": _("Напишите вопрос.")})
+    answer = forms.CharField(label=_("Ответ"), max_length=5000, strip=True, widget=forms.Textarea(attrs={"rows": 3}),
+                             error_messages={"required": _("Напишите ответ.")})

@@ -1,0 +1,83 @@
+"""`/b/<slug>/`: the bot's numbers for a period, the charts' data, empty states that say what to
+do next, and nothing of another tenant."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from knowledge.models import Entry, Source
+from tests.owner.dashboard.conftest import seed_activity, stats
+
+pytestmark = pytest.mark.django_db
+
+
+def chart_data(html: str) -> dict:
+    found = re.search(r'<script id="overview-data" type="application/json">(.*?)</script>', html, re.S)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def test_a_new_bot_without_knowledge_is_told_to_add_a_site(owner_client, bot):
+    html = owner_client.get("/b/demo/").content.decode()
+    assert "Бот пока ничего не знает" in html and 'href="/b/demo/setup/"' in html
+    assert stats(html) == {"conversations": 0, "answered": 0, "handed_off": 0, "leads": 0, "thumbs_down": 0,
+                           "review_pending": 0}
+    assert "Пока нет проверенных ответов" in html and "Вопросов без ответа не было." in html
+
+
+def test_a_bot_with_knowledge_but_no_visitors_is_told_to_install_the_snippet(owner_client, bot):
+    source = Source.objects.create(bot=bot, kind="manual", title="Вопросы и ответы")
+    Entry.objects.create(bot=bot, source=source, kind="qa", title="Доставка?", text="Да.")
+    html = owner_client.get("/b/demo/").content.decode()
+    assert "Бот пока ничего не знает" not in html
+    assert "Разговоров пока нет" in html and 'href="/b/demo/setup/#snippet"' in html
+
+
+def test_the_numbers_of_the_period_and_the_charts(owner_client, bot):
+    seed_activity(bot, days_ago=1)
+    seed_activity(bot, days_ago=40, conversations=2)  # outside 7 and 30 days, inside 90
+    html = owner_client.get("/b/demo/?days=30").content.decode()
+    assert stats(html) == {"conversations": 3, "answered": 2, "handed_off": 1, "leads": 1, "thumbs_down": 2,
+                           "review_pending": 2}
+    assert "Разговоров пока нет" not in html and "Бот пока ничего не знает" in html  # still no knowledge
+    assert "Есть ли доставка в Казань?" in html and "Есть ли доставка в Казань? (иначе)" in html
+    data = chart_data(html)
+    assert len(data["weeks"]) == 6 and data["accuracy"][-1] == 1.0 and sum(data["gaps"]) == 1
+    assert {o["kind"]: sum(o["counts"]) for o in data["outcomes"]}["answered"] == 2
+    assert 'id="chart-accuracy"' in html and 'id="chart-outcomes"' in html and 'id="chart-gaps"' in html
+    wide = stats(owner_client.get("/b/demo/?days=90").content.decode())
+    assert wide["conversations"] == 5 and wide["answered"] == 3 and wide["handed_off"] == 2
+
+
+def test_an_unknown_period_falls_back_to_thirty_days(owner_client, bot):
+    html = owner_client.get("/b/demo/?days=abc").content.decode()
+    assert 'href="?days=30" aria-current="true"' in html
+
+
+def test_the_page_costs_a_fixed_number_of_queries(owner_client, bot, django_assert_max_num_queries):
+    seed_activity(bot, days_ago=1)
+    with django_assert_max_num_queries(20):
+        owner_client.get("/b/demo/")
+    seed_activity(bot, days_ago=2, conversations=6)
+    with django_assert_max_num_queries(20):
+        owner_client.get("/b/demo/")
+
+
+def test_user_text_is_escaped(owner_client, bot):
+    bot.name = "<script>alert(1)</script>"
+    bot.save(update_fields=["name"])
+    html = owner_client.get("/b/demo/").content.decode()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize("path", ["/b/other/", "/b/other/setup/", "/b/other/knowledge/", "/b/missing/"])
+def test_another_tenants_pages_are_404_like_missing_ones(owner_client, other_bot, path):
+    assert owner_client.get(path).status_code == 404
+
+
+def test_the_overview_in_english(owner_client, bot):
+    html = owner_client.get("/b/demo/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "The bot knows nothing yet" in html and "Add a site" in html and "conversations" in html

@@ -1,7 +1,0 @@
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class TuningConfig(AppConfig):
-    name = "tuning"
-    verbose_name = _("Настройка бота")
