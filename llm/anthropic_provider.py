@@ -18,7 +18,8 @@ import anthropic
 import httpx2
 from django.conf import settings
 
-from llm.base import BaseProvider, Completion, LLMRequest, TokenCounts
+from llm.base import LLMRequest
+from llm.call_loop import BaseProvider, Completion, TokenCounts
 from llm.deadline import Watchdog, remaining
 from llm.retry import Failure, failure_for_status, parse_retry_after
 from llm.streaming import DraftStream
