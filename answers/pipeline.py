@@ -49,7 +49,7 @@ from behavior.intents import Intent, classify
 from bots.models import Bot
 from knowledge import scope, selectors, spelling
 from knowledge.search import SearchResult, search_entries
-from llm import budget, journal
+from llm import journal, providers
 from llm.base import LLMRequest, LLMResult, Provider
 from llm.models import RunEvent
 from llm.streaming import TextSink
@@ -374,7 +374,7 @@ def _ask_model(turn: Turn, text: str, found: Found, *, purpose: str) -> ModelAns
         voice=turn.voice,
     )
     # Over the month's budget the model is not asked: the chain answers as with no model at all.
-    provider = _Recording(budget.provider_within_budget(turn.bot), turn.calls)
+    provider = _Recording(providers.provider_within_budget(turn.bot), turn.calls)
     calls_before = len(turn.calls)
     with turn.timed("llm"):
         result = complete_with_repair(

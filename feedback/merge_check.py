@@ -24,7 +24,7 @@ from bots.models import Bot
 from feedback.gaps import gap_keep_apart, gap_merge, gap_merge_suggestions
 from feedback.models import Gap
 from llm.base import ChatMessage, LLMRequest, SystemPart
-from llm.budget import provider_within_budget
+from llm.providers import provider_within_budget
 from llm.structured import complete_with_repair, schema_validator
 
 TOOL: Final = "same_topic"

@@ -23,7 +23,7 @@ import datetime as dt
 import logging
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import ClassVar, Final
+from typing import Final
 
 from django.core.cache import cache
 from django.db import transaction
@@ -31,7 +31,6 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from bots.models import Bot
-from llm.base import LLMRequest, LLMResult, Provider, TextSink
 from llm.models import Usage
 
 log = logging.getLogger("spravka.llm")
@@ -206,30 +205,3 @@ def budget_alert_email(*, bot_id: int, month: str) -> int:
              "limit": f"{status.limit or 0:.2f}", "url": f"{settings.SPRAVKA_PUBLIC_URL}/b/{bot.slug}/usage/"}
     send_mail(subject=subject, message=body, from_email=None, recipient_list=recipients)
     return len(recipients)
-
-
-class OverBudgetProvider:
-    """What the chain talks to while the month's budget is spent: no call, no bill, at once; the
-    chain then answers from the knowledge base as with no model at all (error "over_budget")."""
-
-    name: ClassVar[str] = "none"
-    streams: ClassVar[bool] = False
-
-    def __init__(self, *, bot_id: int) -> None:
-        self.bot_id = bot_id
-
-    def complete_structured(self, request: LLMRequest) -> LLMResult:
-        return LLMResult(data=None, raw_text="", model="", provider=self.name, attempts=0, error="over_budget")
-
-    def stream_structured(self, request: LLMRequest, on_text_delta: TextSink) -> LLMResult:
-        return self.complete_structured(request)
-
-
-def provider_within_budget(bot: Bot) -> Provider:
-    """The bot's provider (providers.get_provider), or none while its monthly budget is spent."""
-    from llm.providers import get_provider
-
-    provider = get_provider(bot)
-    if provider.name == "none" or not over_budget(bot):  # no model, no bill: nothing to check
-        return provider
-    return OverBudgetProvider(bot_id=bot.pk)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from llm.budget import spent_add
 from llm.models import RunEvent, Usage
 from llm.pricing import estimate_cost
 
@@ -45,8 +46,6 @@ def usage_record(*, bot_id: int, request: LLMRequest, result: LLMResult) -> Usag
         cache_read_tokens=result.cache_read_tokens, cache_write_tokens=result.cache_write_tokens,
         latency_ms=result.latency_ms, cost_usd=cost,
     )
-    from llm.budget import spent_add
-
     spent_add(bot_id=bot_id, cost=cost, at=usage.created_at)  # the month's cached total (budget.py)
     return usage
 
