@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
+from celery import shared_task
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Sum
@@ -156,8 +157,6 @@ def _alert_once(bot: Bot, status: BudgetStatus) -> None:
     if not cache.add(f"llm:budget-alerted:{bot.pk}:{status.month}", 1, ALERTED_SECONDS):
         return  # this process or another already claimed it this month
     if bot_budget_alert_claim(bot_id=bot.pk, month=status.month):
-        from llm.tasks import budget_alert_send
-
         transaction.on_commit(lambda: budget_alert_send.delay(bot.pk, status.month))
 
 
@@ -205,3 +204,9 @@ def budget_alert_email(*, bot_id: int, month: str) -> int:
              "limit": f"{status.limit or 0:.2f}", "url": f"{settings.SPRAVKA_PUBLIC_URL}/b/{bot.slug}/usage/"}
     send_mail(subject=subject, message=body, from_email=None, recipient_list=recipients)
     return len(recipients)
+
+
+@shared_task(autoretry_for=(OSError,), retry_backoff=60, max_retries=5)
+def budget_alert_send(bot_id: int, month: str) -> int:
+    """The month's budget e-mail to the bot's owners (claimed once per month before it is queued)."""
+    return budget_alert_email(bot_id=bot_id, month=month)

@@ -1,13 +1,6 @@
-"""Celery tasks of the llm layer: thin, by id (llm/budget.py holds the rules)."""
+"""Celery tasks of the llm layer. The worker finds them through this module (Celery autodiscovers
+`llm.tasks`); each lives beside what it runs: the budget e-mail's in llm/budget.py."""
 
 from __future__ import annotations
 
-from celery import shared_task
-
-from llm.budget import budget_alert_email
-
-
-@shared_task(autoretry_for=(OSError,), retry_backoff=60, max_retries=5)
-def budget_alert_send(bot_id: int, month: str) -> int:
-    """The month's budget e-mail to the bot's owners (claimed once per month before it is queued)."""
-    return budget_alert_email(bot_id=bot_id, month=month)
+from llm.budget import budget_alert_send  # noqa: F401  (registered with the worker from here)
