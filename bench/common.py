@@ -136,7 +136,8 @@ def drop_users(prefix: str) -> None:
 
 def load_passages(bot: Any, rows: Iterable[dict[str, Any]], *, source_title: str) -> int:
     """Passages {id, title, text, url} as page chunks, through the same service the importers use."""
-    from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+    from knowledge.drafts import EntryDraft
+    from knowledge.services import entry_upsert, source_get_or_create
 
     source = source_get_or_create(bot=bot, kind="document", title=source_title)
     count = 0

@@ -55,9 +55,10 @@ def said() -> dict[str, Any]:
 def shop_bot() -> Any:
     """The chat tests' shop (tests/chat/conftest.py KNOWLEDGE), embedded; no conversations left."""
     from chat.models import Conversation
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
     from tests.chat.conftest import KNOWLEDGE, ORIGIN
 
     bot = common.bench_bot("bench-faults")

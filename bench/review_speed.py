@@ -32,7 +32,8 @@ def load_queue(bot: Any, n: int) -> list[int]:
     from django.utils import timezone
 
     from chat.models import Conversation, Message
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.drafts import EntryDraft
+    from knowledge.services import entry_upsert
     from review.models import ReviewItem
 
     entries = [

@@ -47,9 +47,10 @@ GOOD = "Здравствуйте! Спасибо за отзыв. Нам жал�
 
 
 def setup(n: int) -> tuple[Any, list[Any]]:
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
     from routes.reviews import ReviewDraft, reviews_import
 
     bot = common.bench_bot(SLUG, fresh=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from knowledge.drafts import EntryDraft, content_hash
 from knowledge.extract import Block
-from knowledge.services import EntryDraft, content_hash
 
 # A chunk is what search returns and the model reads: big enough to carry a whole answer,
 # small enough that the [n] source it is cited as points at one topic.

@@ -29,16 +29,10 @@ from bots.models import Bot
 from core.texts import Stored, stored, stored_pair
 from core.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
+from knowledge.drafts import DEFAULT_WEIGHT, EntryDraft, Outcome, content_hash
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
 from knowledge.models import CrawlRun, Entry, Source
-from knowledge.services import (
-    DEFAULT_WEIGHT,
-    EntryDraft,
-    Outcome,
-    content_hash,
-    entries_deactivate,
-    entry_upsert,
-)
+from knowledge.services import entries_deactivate, entry_upsert
 
 T = TypeVar("T")
 

@@ -22,9 +22,10 @@ from django.utils.translation import gettext_noop
 from core.http import FetchError, FetchTimeout, Response, TooLarge, Unreachable
 from core.texts import Stored, Text, stored, stored_pair
 from knowledge.chunking import page_drafts
+from knowledge.drafts import EntryDraft, content_hash
 from knowledge.extract import html_extract
 from knowledge.models import Page, Source
-from knowledge.services import EntryDraft, content_hash, entries_replace_for_page, page_deactivate
+from knowledge.services import entries_replace_for_page, page_deactivate
 
 HTML_TYPES = {"text/html", "application/xhtml+xml", ""}
 RUN_COUNTERS = ["pages_total", "pages_done", "fetched", "unchanged", "skipped", "failed",

@@ -3,10 +3,7 @@ that a re-run updates the same rows (by `key`) and never creates twins."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from django.db import transaction
 from django.utils.translation import gettext as _
@@ -14,38 +11,8 @@ from django.utils.translation import gettext as _
 from bots.models import Bot
 from core.texts import Text, stored_pair
 from core.validators import validate_link, validate_web_url
+from knowledge.drafts import DEFAULT_WEIGHT, EntryDraft, Outcome, content_hash
 from knowledge.models import CrawlRun, Entry, Page, Source, Wording
-
-Outcome = Literal["created", "updated", "unchanged"]
-
-# Weights by kind when the caller gives none: owner-written knowledge outranks page text.
-DEFAULT_WEIGHT = {
-    Entry.Kind.CHUNK: 0.5,
-    Entry.Kind.QA: 0.8,
-    Entry.Kind.CORRECTION: 1.0,
-    Entry.Kind.OPERATOR_ANSWER: 0.7,
-}
-
-
-@dataclass(frozen=True)
-class EntryDraft:
-    """What an importer or the crawler extracted, before it is stored."""
-
-    key: str
-    title: str
-    text: str
-    url: str = ""
-    heading_path: str = ""
-    kind: str = Entry.Kind.CHUNK
-    weight: float | None = None
-
-
-def content_hash(*parts: object) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(str(part).encode("utf-8"))
-        digest.update(b"\x1f")
-    return digest.hexdigest()
 
 
 def entry_upsert(

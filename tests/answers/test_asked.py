@@ -112,8 +112,9 @@ def test_the_excerpt_prefers_the_line_that_states_the_asked_fact() -> None:
 
 @pytest.mark.django_db
 def test_without_a_model_the_visitor_reads_the_address_not_the_privacy_policy(shop, settings) -> None:
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     settings.LLM_PROVIDER = "none"
     for key, title, text in (("privacy", "Политика обработки персональных данных", PRIVACY),

@@ -50,8 +50,9 @@ OPERATOR_BUTTON = {"id": "operator", "label": "Позвать оператора
 def chain_shop_id(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
     """A shop with four entries, stored and embedded once for the module (committed, outside the
     tests' transactions, which roll back only what each test wrote), deleted at the end."""
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     with django_db_blocker.unblock():
         bot = Bot.objects.create(

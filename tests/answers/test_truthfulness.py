@@ -49,8 +49,9 @@ QUESTION_FOR = {"inject-ru": REVIEWS, "inject-en": "What do the courier delivery
 
 @pytest.fixture(scope="module")
 def shop_id(django_db_setup: Any, django_db_blocker: Any) -> Iterator[int]:
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     with django_db_blocker.unblock():
         bot = Bot.objects.create(name="Ромашка", slug="hostile-shop", site_url="https://shop.example/",

@@ -83,9 +83,10 @@ def shop(bot):
 @pytest.fixture
 def knowledge(shop):
     """Three entries of the shop, stored and embedded the way a crawl stores them."""
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     entries: dict[str, Entry] = {}
     for key, title, text, url in KNOWLEDGE:

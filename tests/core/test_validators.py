@@ -11,10 +11,11 @@ from django.urls import reverse
 
 from bots.models import Bot
 from core.validators import validate_link, validate_origins, validate_web_url
+from knowledge.drafts import EntryDraft
 from knowledge.exceptions import RowsInvalid
 from knowledge.importing import passages_load
 from knowledge.models import Entry, Source
-from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+from knowledge.services import entry_upsert, source_get_or_create
 from tests.bots.admin_forms import bot_form_data
 
 BAD = ["javascript:alert(1)", "JavaScript:alert(1)", " javascript:alert(1)", "data:text/html,<b>x</b>",

@@ -48,9 +48,10 @@ def reach_bot(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dic
     from django.contrib.auth import get_user_model
 
     from bots.models import Bot, Membership
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     with django_db_blocker.unblock():
         user = get_user_model().objects.create_user(username="reach-owner", email="reach@shop.example",

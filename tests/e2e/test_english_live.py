@@ -52,9 +52,10 @@ def shop(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[str
 
     from bots.models import Bot, Membership
     from chat import services
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     def setup() -> dict[str, Any]:
         user = get_user_model().objects.create_user(username=EMAIL, email=EMAIL, password=PASSWORD, is_staff=True)

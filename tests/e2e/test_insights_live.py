@@ -47,9 +47,10 @@ def shot(page: Page, name: str) -> None:
 @pytest.fixture
 def shop(django_user_model):
     from bots.models import Bot, Membership
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     bot = Bot.objects.create(name="Ромашка", slug="e2e-insights", site_url="https://shop.example/")
     user = django_user_model.objects.create_user(username="owner@romashka.example", email="owner@romashka.example",

@@ -54,9 +54,10 @@ def session_bot(
     from django.contrib.auth import get_user_model
 
     from bots.models import Bot, Membership
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     with django_db_blocker.unblock():
         user = get_user_model().objects.create_user(username="review-owner", email="review@shop.example",

@@ -48,9 +48,10 @@ def shop(voice_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[st
     """An owner and their shop bot with its three entries, committed so that the app sees them."""
     from bots.models import Bot
     from bots.services import membership_add
+    from knowledge.drafts import EntryDraft
     from knowledge.indexing import embed_pending
     from knowledge.models import Entry
-    from knowledge.services import EntryDraft, entry_upsert
+    from knowledge.services import entry_upsert
 
     with django_db_blocker.unblock():
         bot = Bot.objects.create(name="Демо-магазин", slug=SLUG, site_url="https://shop.example/",

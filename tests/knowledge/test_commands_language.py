@@ -11,7 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command, load_command_class
 from django.test import override_settings
 
-from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+from knowledge.drafts import EntryDraft
+from knowledge.services import entry_upsert, source_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.drafts import EntryDraft
 from knowledge.indexing import embed_pending
 from knowledge.models import Page
 from knowledge.search import REVIEW_PENALTY, search_entries
-from knowledge.services import EntryDraft, entry_save_from_admin, entry_upsert, source_get_or_create
+from knowledge.services import entry_save_from_admin, entry_upsert, source_get_or_create
 
 pytestmark = pytest.mark.django_db
 QUESTION = "Сколько стоит доставка по Москве?"

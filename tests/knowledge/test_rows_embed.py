@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.drafts import EntryDraft
 from knowledge.embeddings import DIMENSIONS, get_embedder
 from knowledge.indexing import passage_text, rows_embed, vector_literal
 from knowledge.models import Entry
-from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+from knowledge.services import entry_upsert, source_get_or_create
 
 pytestmark = pytest.mark.django_db
 

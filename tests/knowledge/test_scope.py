@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from knowledge import scope, selectors
+from knowledge.drafts import EntryDraft
 from knowledge.indexing import lexicon_refresh
 from knowledge.scope import Kind, OnSite, SubjectWord
-from knowledge.services import EntryDraft, entry_upsert
+from knowledge.services import entry_upsert
 
 
 def kinds(text: str) -> dict[str, Kind]:

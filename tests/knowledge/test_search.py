@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from django.db import connection, transaction
 
+from knowledge.drafts import EntryDraft
 from knowledge.indexing import embed_pending
 from knowledge.models import Entry
 from knowledge.search import (
@@ -16,7 +17,7 @@ from knowledge.search import (
     search_entries,
     vector_candidates_sql,
 )
-from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+from knowledge.services import entry_upsert, source_get_or_create
 
 pytestmark = pytest.mark.django_db
 

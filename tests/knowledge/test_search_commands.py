@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from knowledge.drafts import EntryDraft
 from knowledge.indexing import embed_pending
 from knowledge.models import Entry
-from knowledge.services import EntryDraft, entry_upsert, source_get_or_create
+from knowledge.services import entry_upsert, source_get_or_create
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from knowledge import spelling
+from knowledge.drafts import EntryDraft
 from knowledge.models import Entry
-from knowledge.services import EntryDraft, entry_edit, entry_upsert
+from knowledge.services import entry_edit, entry_upsert
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.drafts import EntryDraft
 from knowledge.indexing import embed_pending
 from knowledge.models import Entry
-from knowledge.services import EntryDraft, entry_upsert
+from knowledge.services import entry_upsert
 from tests.fakes.messages_api import tool_use
 from tests.knowledge.catalog.test_product_chain import _say, fake_llm, said, shop_catalog  # noqa: F401  (fixtures)
 
