@@ -1,16 +1,21 @@
 """Entries before they are stored, as every writer builds them (the crawler, the imports, the
-API and the admin): the draft, the digest that tells a changed entry from an unchanged one, and
-the weights by kind. Nothing here writes; services.py stores what is drafted here."""
+API and the admin): the draft, the digest that tells a changed entry from an unchanged one, the
+weights by kind, and where a typed question/answer pair goes and by which key. Nothing here
+writes; services.py stores what is drafted here."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from knowledge.models import Entry
 
 Outcome = Literal["created", "updated", "unchanged"]
+
+QA_SOURCE_TITLE = "Вопросы и ответы"
+KEY_MAX = 500
 
 # Weights by kind when the caller gives none: owner-written knowledge outranks page text.
 DEFAULT_WEIGHT = {
@@ -40,3 +45,10 @@ def content_hash(*parts: object) -> str:
         digest.update(str(part).encode("utf-8"))
         digest.update(b"\x1f")
     return digest.hexdigest()
+
+
+def question_key(question: str) -> str:
+    """The identity of a question: case, «ё», punctuation and spacing do not make a new one."""
+    words = re.findall(r"\w+", question.casefold().replace("ё", "е"))
+    key = " ".join(words)
+    return key if len(key) <= KEY_MAX else f"{key[: KEY_MAX - 41]}~{content_hash(key)[:40]}"

@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,18 +28,16 @@ from bots.models import Bot
 from core.texts import Stored, stored, stored_pair
 from core.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
-from knowledge.drafts import DEFAULT_WEIGHT, EntryDraft, Outcome, content_hash
+from knowledge.drafts import DEFAULT_WEIGHT, KEY_MAX, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
 from knowledge.models import CrawlRun, Entry, Source
 from knowledge.services import entries_deactivate, entry_upsert
 
 T = TypeVar("T")
 
-QA_SOURCE_TITLE = "Вопросы и ответы"
 QA_DEFAULT_WEIGHT = 0.8
 QUESTION_MAX = 1000
 ANSWER_MAX = 5000
-KEY_MAX = 500
 
 
 @dataclass
@@ -174,13 +171,6 @@ def qa_problems(*, question: str, answer: str, weight: float, url: str) -> list[
     if url and not _url_ok(url):
         problems.append(_("ссылка должна быть полным адресом: https://…"))
     return problems
-
-
-def question_key(question: str) -> str:
-    """The identity of a question: case, «ё», punctuation and spacing do not make a new one."""
-    words = re.findall(r"\w+", question.casefold().replace("ё", "е"))
-    key = " ".join(words)
-    return key if len(key) <= KEY_MAX else f"{key[: KEY_MAX - 41]}~{_digest(key)[:40]}"
 
 
 def _qa_draft(question: str, answer: str, weight: float, url: str) -> EntryDraft:

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from bots.models import Bot
 from core.texts import Text, stored_pair
 from core.validators import validate_link, validate_web_url
-from knowledge.drafts import DEFAULT_WEIGHT, EntryDraft, Outcome, content_hash
+from knowledge.drafts import DEFAULT_WEIGHT, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
 from knowledge.models import CrawlRun, Entry, Page, Source, Wording
 
 
@@ -373,7 +373,6 @@ def entry_create(
     an `EntryConflict` naming the existing entry, never a twin. Anything wrong: `EntryInvalid`,
     nothing saved."""
     from knowledge.exceptions import EntryInvalid
-    from knowledge.importing import QA_SOURCE_TITLE, question_key
     from knowledge.indexing import lexicon_adjust
 
     if kind not in CREATABLE_KINDS:
@@ -430,8 +429,6 @@ def entry_title_twin(*, entry_id: int | None, kind: str, title: str) -> int | No
     """The id of the bot's other entry that a Q/A pair would collide with if its question became
     `title` (its key follows its question, see `_entry_store`); None when there is none, or when
     the key would not change. For forms, to say so before saving."""
-    from knowledge.importing import question_key
-
     stored = Entry.objects.select_related("source").filter(pk=entry_id).first() if entry_id else None
     if stored is None or kind != Entry.Kind.QA or not stored.key or stored.key != question_key(stored.title):
         return None
@@ -449,7 +446,6 @@ def _entry_store(
     lexicon counts the stored words out (before the save: they are read from the row) and the new
     ones in (after it), whenever the wording changed or the entry was switched off or on; one
     version with `reason`. `fields`: the update_fields of the save, None to save every field."""
-    from knowledge.importing import question_key
     from knowledge.indexing import lexicon_adjust, passage_text
 
     fields = None if fields is None else list(fields)

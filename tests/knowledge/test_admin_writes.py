@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from knowledge.admin import ADMIN_REASON
-from knowledge.importing import question_key
+from knowledge.drafts import question_key
 from knowledge.indexing import lexicon_fresh, lexicon_refresh, lexicon_stored
 from knowledge.models import Entry, Source
 from knowledge.services import entries_review_clear

@@ -9,8 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from knowledge.drafts import question_key
 from knowledge.exceptions import DocumentTooLarge, QAInvalid, RowsInvalid
-from knowledge.importing import qa_add, qa_import_csv, question_key
+from knowledge.importing import qa_add, qa_import_csv
 from knowledge.models import Entry, Source
 
 pytestmark = pytest.mark.django_db
