@@ -161,7 +161,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spravka")
 # vectors of its pages run side by side. Every worker setup must consume both queues.
 CELERY_EMBED_QUEUE = env_str("CELERY_EMBED_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-embed")
 CELERY_TASK_ROUTES = {
-    "knowledge.tasks.embed_bot": {"queue": CELERY_EMBED_QUEUE},
+    "knowledge.indexing.embed_bot": {"queue": CELERY_EMBED_QUEUE},
     "knowledge.catalog.embedding.offers_embed": {"queue": CELERY_EMBED_QUEUE},  # offer vectors
 }
 WORKER_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, CELERY_EMBED_QUEUE]  # what `make run` and the tests consume

@@ -1,7 +1,7 @@
 """The embedding pass: vectors for every active entry that has none (or one from another model).
 
 Entries are searchable by their words the moment they are stored; vectors fill in behind, on
-the embed queue (`embedding_request` -> `knowledge.tasks.embed_bot` -> `embed_behind`), while
+the embed queue (`embedding_request` -> the `embed_bot` task -> `embed_behind`), while
 the crawl goes on fetching. What must stay true:
 - at most one task waits per bot (a flag in the cache, cleared when a task starts), so a crawl
   storing a page a second does not flood the queue, and nothing stored after a pass began is
@@ -15,12 +15,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from celery import shared_task
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Model, Q, QuerySet
 
+from bots.models import Bot
 from knowledge.embeddings import Embedder, get_embedder
 from knowledge.models import Entry, Lexeme, Wording
 
@@ -121,8 +123,6 @@ def embedding_request(*, bot_id: int) -> None:
 def _send(bot_id: int) -> None:
     from django.core.cache import cache
 
-    from knowledge.tasks import embed_bot
-
     if cache.add(_queued_key(bot_id), 1, QUEUED_SECONDS):
         embed_bot.delay(bot_id)
 
@@ -151,6 +151,14 @@ def embed_behind(*, bot_id: int) -> bool:
         if cache.get(_lock_key(bot_id)) == token:
             cache.delete(_lock_key(bot_id))
     return True
+
+
+@shared_task(bind=True, max_retries=None)
+def embed_bot(self: Any, bot_id: int) -> None:
+    """Runs on the embed queue (settings.CELERY_EMBED_QUEUE), beside the crawl: CPU-bound model work
+    must not wait behind a politeness-bound crawl, nor the crawl behind it."""
+    if Bot.objects.filter(pk=bot_id).exists() and not embed_behind(bot_id=bot_id):
+        raise self.retry(countdown=2)  # another pass holds the bot; it may be finishing right now
 
 
 class LexiconRefresher:

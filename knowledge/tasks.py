@@ -1,19 +1,19 @@
 """Celery tasks of the Knowledge layer: thin, by ID, idempotent. Each re-fetches its row, returns
-quietly when it is gone, and calls one service."""
+quietly when it is gone, and calls one service. The worker finds them through this module (Celery
+autodiscovers `knowledge.tasks`); a task that lives beside what it runs is imported here: the
+embedding pass's `embed_bot` (indexing.py)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from celery import shared_task
 from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterRef, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from bots.models import Bot
 from knowledge.crawler import ACTIVE_STATUSES, crawl_source, crawl_start
-from knowledge.indexing import embed_behind
+from knowledge.indexing import embed_bot  # noqa: F401  (registered with the worker from here)
 from knowledge.models import CrawlRun, Source
 from knowledge.runclaims import run_heartbeat, run_take
 
@@ -39,14 +39,6 @@ def crawl_run(run_id: int) -> None:
             return
         run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
         crawl_source(run=run, embed=False, embed_behind=True, resumed=resumed)
-
-
-@shared_task(bind=True, max_retries=None)
-def embed_bot(self: Any, bot_id: int) -> None:
-    """Runs on the embed queue (settings.CELERY_EMBED_QUEUE), beside the crawl: CPU-bound model work
-    must not wait behind a politeness-bound crawl, nor the crawl behind it."""
-    if Bot.objects.filter(pk=bot_id).exists() and not embed_behind(bot_id=bot_id):
-        raise self.retry(countdown=2)  # another pass holds the bot; it may be finishing right now
 
 
 def sources_due() -> list[Source]:
