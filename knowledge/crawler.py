@@ -19,6 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from celery import shared_task
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils.translation import gettext_noop
@@ -32,6 +33,7 @@ from knowledge.frontier import Frontier
 from knowledge.indexing import LexiconRefresher, embed_pending, embedding_request
 from knowledge.models import CrawlRun, Page, Source
 from knowledge.progress import run_counts_refresh, run_finish, source_pending
+from knowledge.runclaims import run_heartbeat, run_take
 
 log = logging.getLogger("spravka.crawler")
 
@@ -407,10 +409,27 @@ def crawl_source(
     return run
 
 
+@shared_task
+def crawl_run(run_id: int) -> None:
+    """Take the run's key (knowledge/runclaims.py: a redelivered or duplicate message returns while
+    a live worker crawls it), then claim the queued run (queued -> running), or resume a running one
+    whose worker died (redelivered by acks_late)."""
+    token = run_take(run_id=run_id)
+    if token is None:
+        return
+    with run_heartbeat(run_id=run_id, token=token):
+        claimed = CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.QUEUED).update(
+            status=CrawlRun.Status.RUNNING
+        )
+        resumed = not claimed and CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.RUNNING).exists()
+        if not claimed and not resumed:
+            return
+        run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
+        crawl_source(run=run, embed=False, embed_behind=True, resumed=resumed)
+
+
 def crawl_start(*, source: Source) -> CrawlRun:
     """Queue a crawl: the task is sent only after the run row is committed, so the worker sees it."""
-    from knowledge.tasks import crawl_run
-
     run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
     transaction.on_commit(lambda: crawl_run.delay(run.pk))
     return run

@@ -1,7 +1,7 @@
 """Celery tasks of the Knowledge layer: thin, by ID, idempotent. Each re-fetches its row, returns
 quietly when it is gone, and calls one service. The worker finds them through this module (Celery
 autodiscovers `knowledge.tasks`); a task that lives beside what it runs is imported here: the
-embedding pass's `embed_bot` (indexing.py)."""
+crawl's `crawl_run` (crawler.py) and the embedding pass's `embed_bot` (indexing.py)."""
 
 from __future__ import annotations
 
@@ -12,33 +12,17 @@ from django.db.models import DurationField, Exists, ExpressionWrapper, F, OuterR
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from knowledge.crawler import ACTIVE_STATUSES, crawl_source, crawl_start
+from knowledge.crawler import (
+    ACTIVE_STATUSES,
+    crawl_run,  # noqa: F401  (registered with the worker from here)
+    crawl_start,
+)
 from knowledge.indexing import embed_bot  # noqa: F401  (registered with the worker from here)
 from knowledge.models import CrawlRun, Source
-from knowledge.runclaims import run_heartbeat, run_take
 
 # A run still "in progress" after this long belongs to a worker that died; it no longer blocks
-# the schedule (acks_late redelivers the task, but the claim below refuses to run it twice).
+# the schedule (acks_late redelivers the task, but the run's claim in crawler.crawl_run refuses to run it twice).
 STALE_RUN = timedelta(hours=6)
-
-
-@shared_task
-def crawl_run(run_id: int) -> None:
-    """Take the run's key (knowledge/runclaims.py: a redelivered or duplicate message returns while
-    a live worker crawls it), then claim the queued run (queued -> running), or resume a running one
-    whose worker died (redelivered by acks_late)."""
-    token = run_take(run_id=run_id)
-    if token is None:
-        return
-    with run_heartbeat(run_id=run_id, token=token):
-        claimed = CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.QUEUED).update(
-            status=CrawlRun.Status.RUNNING
-        )
-        resumed = not claimed and CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.RUNNING).exists()
-        if not claimed and not resumed:
-            return
-        run = CrawlRun.objects.select_related("source", "bot").get(pk=run_id)
-        crawl_source(run=run, embed=False, embed_behind=True, resumed=resumed)
 
 
 def sources_due() -> list[Source]:

@@ -78,7 +78,7 @@ def send_crawl(redis: RedisServer, run_id: int) -> None:
     from kombu import Connection
 
     from assistant.settings import _celery_url
-    from knowledge.tasks import crawl_run
+    from knowledge.crawler import crawl_run
 
     with Connection(_celery_url(redis.redis_url)) as connection:
         crawl_run.apply_async(args=(run_id,), connection=connection)  # type: ignore[call-arg]  # celery-types lacks it

@@ -347,8 +347,8 @@ def test_a_crawl_runs_through_the_celery_worker_and_embeds_its_entries(celery_wo
 
 
 def test_the_crawl_task_claims_a_queued_run_once_and_ignores_missing_rows(shop_site, site_source):
+    from knowledge.crawler import crawl_run
     from knowledge.runclaims import run_release, run_take
-    from knowledge.tasks import crawl_run
 
     fill_shop(shop_site)
     run = CrawlRun.objects.create(bot=site_source.bot, source=site_source, status=CrawlRun.Status.RUNNING)
@@ -367,8 +367,7 @@ def test_the_crawl_task_claims_a_queued_run_once_and_ignores_missing_rows(shop_s
 def test_a_running_run_whose_worker_died_is_crawled_again_with_its_page_counts_from_zero(shop_site, site_source):
     """Redelivered after its worker died (no heartbeat): crawled again; the two pages it had
     counted are not counted twice."""
-    from knowledge.crawler import RESUMED
-    from knowledge.tasks import crawl_run
+    from knowledge.crawler import RESUMED, crawl_run
 
     fill_shop(shop_site)
     run = CrawlRun.objects.create(bot=site_source.bot, source=site_source, status=CrawlRun.Status.RUNNING,
