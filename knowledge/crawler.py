@@ -17,23 +17,28 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from celery import shared_task
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from core.http import FetchError, FetchTimeout, Resolver, Response, SafeClient, Unreachable, redirect_target
 from core.texts import Text, russian, stored, stored_pair
 from knowledge import pages
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
+from knowledge.exceptions import SourceInvalid
 from knowledge.extract import looks_like_file, normalize_url, site_key
 from knowledge.frontier import Frontier
 from knowledge.indexing import LexiconRefresher, embed_pending, embedding_request
 from knowledge.models import CrawlRun, Page, Source
 from knowledge.progress import run_counts_refresh, run_finish, source_pending
 from knowledge.runclaims import run_heartbeat, run_take
+from knowledge.services import CRAWLABLE_KINDS
 
 log = logging.getLogger("spravka.crawler")
 
@@ -433,3 +438,19 @@ def crawl_start(*, source: Source) -> CrawlRun:
     run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
     transaction.on_commit(lambda: crawl_run.delay(run.pk))
     return run
+
+
+def source_crawl(*, source: Source) -> CrawlRun:
+    """Start crawling a site or sitemap source (the task is sent after commit). A source whose
+    crawl is still going is refused: two crawls of one site would race on its pages."""
+    if source.kind not in CRAWLABLE_KINDS:
+        raise SourceInvalid(_("Обходятся только сайты и карты сайтов; документ загрузите заново."))
+    with transaction.atomic():
+        Source.objects.select_for_update().filter(pk=source.pk).first()
+        live = CrawlRun.objects.filter(
+            source=source, status__in=ACTIVE_STATUSES, started_at__gt=timezone.now() - timedelta(hours=6)
+        ).values_list("pk", flat=True).first()
+        if live is not None:
+            raise SourceInvalid(
+                _("Обход этого источника уже идёт (обход №%(id)s); дождитесь его окончания.") % {"id": live})
+        return crawl_start(source=source)

@@ -12,7 +12,7 @@ from bots.models import Bot
 from core.texts import Text, stored_pair
 from core.validators import validate_link, validate_web_url
 from knowledge.drafts import DEFAULT_WEIGHT, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
-from knowledge.models import CrawlRun, Entry, Page, Source, Wording
+from knowledge.models import Entry, Page, Source, Wording
 
 
 def entry_upsert(
@@ -509,7 +509,7 @@ def source_create(
     recrawl_hours: int | None = None,
 ) -> Source:
     """A site or a sitemap to crawl. The same address twice is refused (naming the existing
-    source); the crawl itself starts with `source_crawl`."""
+    source); the crawl itself starts with `source_crawl` (crawler.py)."""
     from django.conf import settings
     from django.core.exceptions import ValidationError
 
@@ -537,26 +537,3 @@ def source_create(
             bot=bot, kind=kind, url=url, title=title.strip()[:300] or url[:300],
             max_pages=max_pages if max_pages is not None else min(500, limit), recrawl_hours=recrawl_hours,
         )
-
-
-def source_crawl(*, source: Source) -> CrawlRun:
-    """Start crawling a site or sitemap source (the task is sent after commit). A source whose
-    crawl is still going is refused: two crawls of one site would race on its pages."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from knowledge.crawler import ACTIVE_STATUSES, crawl_start
-    from knowledge.exceptions import SourceInvalid
-
-    if source.kind not in CRAWLABLE_KINDS:
-        raise SourceInvalid(_("Обходятся только сайты и карты сайтов; документ загрузите заново."))
-    with transaction.atomic():
-        Source.objects.select_for_update().filter(pk=source.pk).first()
-        live = CrawlRun.objects.filter(
-            source=source, status__in=ACTIVE_STATUSES, started_at__gt=timezone.now() - timedelta(hours=6)
-        ).values_list("pk", flat=True).first()
-        if live is not None:
-            raise SourceInvalid(
-                _("Обход этого источника уже идёт (обход №%(id)s); дождитесь его окончания.") % {"id": live})
-        return crawl_start(source=source)

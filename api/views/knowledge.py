@@ -30,13 +30,14 @@ from chat.contracts import chain_reply_json, reply_json
 from chat.exceptions import ChatError
 from chat.frames import MAX_QUESTION_CHARS
 from chat.services import conversation_ask_once
+from knowledge.crawler import source_crawl
 from knowledge.exceptions import DocumentTooLarge
 from knowledge.importing import document_import
 from knowledge.indexing import embedding_request
 from knowledge.models import Source
 from knowledge.search import answer_dict, search_entries
 from knowledge.selectors import crawl_runs, latest_run_ids, sources_of
-from knowledge.services import source_crawl, source_create
+from knowledge.services import source_create
 
 MULTIPART_OVERHEAD = 64 * 1024  # boundaries and the other fields of an upload
 

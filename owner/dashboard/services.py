@@ -14,9 +14,10 @@ from django.utils.translation import gettext as _
 
 from bots.models import Bot
 from bots.services import bot_create
+from knowledge.crawler import source_crawl
 from knowledge.models import CrawlRun, Source
 from knowledge.selectors import sources_of
-from knowledge.services import source_crawl, source_create
+from knowledge.services import source_create
 
 SLUG_MAX: Final = 50
 SLUG_TRIES: Final = 50

@@ -17,12 +17,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bots.models import Bot
 from bots.pages import owner_bot, owner_context
+from knowledge.crawler import source_crawl
 from knowledge.exceptions import EntryConflict, KnowledgeError
 from knowledge.importing import document_import
 from knowledge.indexing import embedding_request
 from knowledge.models import Entry, Source
 from knowledge.selectors import entries_of, sources_of
-from knowledge.services import document_delete, entry_create, entry_edit, source_crawl
+from knowledge.services import document_delete, entry_create, entry_edit
 from knowledge.versions import REASON_DASHBOARD
 from owner.dashboard.forms import DocumentForm, QAForm
 from owner.dashboard.views.setup import with_last_runs
