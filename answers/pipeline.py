@@ -158,53 +158,72 @@ class Turn:
 
 def answer(
     *, bot: Bot, text: str, history: History, on_delta: DeltaSink | None = None, conversation_id: int | None = None,
-    caller: orders.Caller | None = None,
+    caller: orders.Caller | None = None, reading: Reading | None = None,
 ) -> Reply:
     """The bot's reply to `text`. `history` holds the previous turns, oldest first; `on_delta`
     receives the answer so far while a model streams (only an answer with a valid source streams,
     and the returned Reply always replaces the draft); `conversation_id` labels journal rows;
     `caller` says who asks (order lookups are limited and logged per visitor and address) and
-    what the bot's last message waits for (an order number, a second factor)."""
+    what the bot's last message waits for (an order number, a second factor); `reading` is what
+    `answer_by_rules` made of the same text when it was stored, so the rules and the language check
+    run once per turn."""
     started = time.perf_counter()
     caller = caller or orders.Caller()
-    language = caller.awaiting.get("language") or replies.reply_language(bot, text)  # an awaited «48213» keeps it
+    read = reading or read_text(bot, text)
+    language = caller.awaiting.get("language") or read.language  # an awaited «48213» keeps it
     voice = settings_for(bot, caller.visitor_id or None)
     turn = Turn(
         bot=voice.apply_to(bot), history=history, language=language, on_delta=on_delta,
         conversation_id=conversation_id, caller=caller, llm_deadline=time.monotonic() + settings.CHAT_LLM_TIMEOUT,
         voice=voice,
     )
-    reply = _worded(turn, chain(turn, text, retry=True))
+    reply = _worded(turn, chain(turn, text, retry=True, intent=read.intent))
     reply.timings = {**turn.timings, "total": _ms(started)}
     return reply
 
 
-def answer_by_rules(*, bot: Bot, text: str) -> tuple[str, Reply | None]:
-    """What the rules make of `text` (the intent), and their reply when they decide it alone (a
-    greeting, thanks, «вы бот?», a request for a person), exactly as `answer` would give it; None
-    when retrieval must run. Reads no rows but the operators' hours (for a request for a person),
-    so services can store it in the same transaction as the question."""
+@dataclass(frozen=True)
+class Reading:
+    """What the rules and the language check make of a visitor's text, once per turn: read when the
+    message is stored (`answer_by_rules`) and handed on to `answer`."""
+
+    intent: Intent
+    language: str
+
+
+def read_text(bot: Bot, text: str) -> Reading:
+    return Reading(intent=classify(text), language=replies.reply_language(bot, text))
+
+
+def answer_by_rules(*, bot: Bot, text: str) -> tuple[Reading, Reply | None]:
+    """What the rules make of `text` (the intent, the language to answer in), and their reply when
+    they decide it alone (a greeting, thanks, «вы бот?», a request for a person), exactly as `answer`
+    would give it; None when retrieval must run. Reads no rows but the operators' hours (for a
+    request for a person), so services can store it in the same transaction as the question."""
     started = time.perf_counter()
-    turn = Turn(bot=bot, history=[], language=replies.reply_language(bot, text))
-    intent, ruled = _rules(turn, text)
+    read = read_text(bot, text)
+    turn = Turn(bot=bot, history=[], language=read.language)
+    _, ruled = _rules(turn, text, read.intent)
     if ruled is not None:
         ruled.timings = {**turn.timings, "total": _ms(started)}
-    return intent.name, ruled
+    return read, ruled
 
 
-def _rules(turn: Turn, text: str) -> tuple[Intent, Reply | None]:
-    """Step 1 of the chain: what the rules make of `text`, and their reply when that is final."""
-    with turn.timed("rules"):
-        intent = classify(text)
+def _rules(turn: Turn, text: str, intent: Intent | None = None) -> tuple[Intent, Reply | None]:
+    """Step 1 of the chain: what the rules make of `text` (unless already read: `intent`), and their
+    reply when that is final."""
+    if intent is None:
+        with turn.timed("rules"):
+            intent = classify(text)
     ruled = _rule_reply(turn.bot, intent.name, turn.language)
     return intent, (_finish(turn, ruled, {"route": "rules"}) if ruled is not None else None)
 
 
-def chain(turn: Turn, text: str, *, retry: bool) -> Reply:
+def chain(turn: Turn, text: str, *, retry: bool, intent: Intent | None = None) -> Reply:
     """The answer chain (docs/architecture.md), top to bottom. `retry` allows the one typo retry (never a
-    third pass)."""
+    third pass); `intent`: the rules' reading of this very text, when already made."""
     bot, language = turn.bot, turn.language
-    intent, ruled = _rules(turn, text)
+    intent, ruled = _rules(turn, text, intent)
     if ruled is not None:
         return ruled
     # Order status, from the shop's system and never from a model: the rules found an order

@@ -37,7 +37,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DEFAULT_DB_ALIAS, connections
 from redis.exceptions import RedisError
 
-from answers import replies
+from answers import pipeline, replies
 from bots.models import Bot
 from chat import access, frames, leads, selectors, services, visits
 from chat.events import conversation_group
@@ -325,10 +325,12 @@ class ChatConsumer(DbThreadsConsumer):
             for message in notes:
                 await self._send({"type": "message", "message": frames.message_json(message)})
             return
-        await self._answer(visitor, taken.produced, created=taken.created, state_before=state_before)
+        await self._answer(visitor, taken.produced, created=taken.created, state_before=state_before,
+                           reading=taken.reading)
 
     async def _answer(
-        self, visitor: Message, produced: list[Message] | None, *, created: bool, state_before: str | None = None
+        self, visitor: Message, produced: list[Message] | None, *, created: bool, state_before: str | None = None,
+        reading: pipeline.Reading | None = None,
     ) -> bool:
         """typing, the answer (the rules' `produced`, or the chain's: streamed as deltas, waited for
         when another worker makes it), typing off, and the state if it changed. True when a reply
@@ -338,7 +340,7 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({"type": "typing", "on": True})
         try:
             if produced is None:
-                produced = await self._answer_despite_outage(visitor, created)
+                produced = await self._answer_despite_outage(visitor, created, reading)
             for message in produced:
                 await self._send({"type": "message", "message": frames.message_json(message)})
         finally:
@@ -347,7 +349,9 @@ class ChatConsumer(DbThreadsConsumer):
             await self._send({"type": "state", "state": conversation.state})
         return bool(produced)
 
-    async def _answer_despite_outage(self, visitor: Message, created: bool) -> list[Message]:
+    async def _answer_despite_outage(
+        self, visitor: Message, created: bool, reading: pipeline.Reading | None = None
+    ) -> list[Message]:
         """The chain's answer to a stored question. The database going away meanwhile is said once
         (`unavailable`) and the answer tried again until it is back (DB_OUTAGE_WAIT at most; after
         that it is owed and given on the next hello)."""
@@ -355,7 +359,8 @@ class ChatConsumer(DbThreadsConsumer):
         while True:
             try:
                 answer: list[Message] = await _db(services.message_answer)(
-                    visitor_message=visitor, on_delta=self._delta_sink(visitor.client_msg_id), just_stored=created
+                    visitor_message=visitor, on_delta=self._delta_sink(visitor.client_msg_id), just_stored=created,
+                    reading=reading,
                 )
                 return answer
             except DATABASE_AWAY as exc:

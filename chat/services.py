@@ -140,6 +140,9 @@ class Taken:
     # What was stored with it: the rules' reply (and any note), a note while an operator is awaited,
     # [] while an operator is present; None when the chain must answer (`message_answer`).
     produced: list[Message] | None
+    # What the rules and the language check made of the text: handed to `message_answer`, so a turn
+    # reads its text once. None for a resend (the chain then reads it again).
+    reading: pipeline.Reading | None = None
 
 
 def message_take(
@@ -153,7 +156,7 @@ def message_take(
     text = clean_text(text)
     check_client_msg_id(client_msg_id, required=False)
     freshness.bot_fresh(conversation.bot)  # a socket's copy, read at hello: the owner may have changed it
-    intent, ruled = pipeline.answer_by_rules(bot=conversation.bot, text=text)
+    reading, ruled = pipeline.answer_by_rules(bot=conversation.bot, text=text)
     if not answer_rules:
         ruled = None
     with transaction.atomic():
@@ -177,21 +180,22 @@ def message_take(
                                            conversation_id=current.pk)
         message = Message.objects.create(
             conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
-            client_msg_id=client_msg_id, flags=flags, intent=(ruled.intent if ruled is not None else intent)[:32],
+            client_msg_id=client_msg_id, flags=flags,
+            intent=(ruled.intent if ruled is not None else reading.intent.name)[:32],
         )
         message.conversation = conversation
         if not current.bot_answers:  # for the operators: unread in the inbox until one opens it
             current.unread += 1
             current.save(update_fields=["unread", "updated_at"])
             events.publish(current, messages=[message])
-            return Taken(message, True, _while_waiting(current, message))
+            return Taken(message, True, _while_waiting(current, message), reading)
         if ruled is None:
             events.publish(current, messages=[message])
             produced = None
         else:  # the question and its answer leave in one publication
             produced = _store_reply_locked(current, message, ruled, question=message)
     conversation.state = current.state
-    return Taken(message, True, produced)
+    return Taken(message, True, produced, reading)
 
 
 def message_accept(*, conversation: Conversation, text: str, client_msg_id: str) -> tuple[Message, bool]:
@@ -211,7 +215,9 @@ def _fallback_reply(bot: Bot, exc: Exception) -> pipeline.Reply:
     )
 
 
-def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) -> pipeline.Reply:
+def _run_chain(
+    visitor_message: Message, on_delta: pipeline.DeltaSink | None, reading: pipeline.Reading | None = None
+) -> pipeline.Reply:
     conversation = visitor_message.conversation
     bot = conversation.bot
     history, last_meta = selectors.history_and_last_meta(visitor_message)
@@ -220,7 +226,7 @@ def _run_chain(visitor_message: Message, on_delta: pipeline.DeltaSink | None) ->
     try:
         return pipeline.answer(
             bot=bot, text=visitor_message.text, history=history, on_delta=on_delta,
-            conversation_id=visitor_message.conversation_id, caller=caller,
+            conversation_id=visitor_message.conversation_id, caller=caller, reading=reading,
         )
     except DATABASE_AWAY:  # no apology stored for an outage: the answer is made once it is back
         raise
@@ -365,11 +371,13 @@ def _wait_for_reply(visitor_message: Message) -> Message | bool | None:
 
 
 def message_answer(
-    *, visitor_message: Message, on_delta: pipeline.DeltaSink | None = None, just_stored: bool = False
+    *, visitor_message: Message, on_delta: pipeline.DeltaSink | None = None, just_stored: bool = False,
+    reading: pipeline.Reading | None = None,
 ) -> list[Message]:
     """The bot's reply to a stored visitor message, plus any system note it caused (handoff), in
     order. A message already answered returns [its reply]; a message for the operator returns [].
-    `just_stored`: the caller has just created it (`Taken.created`), so no answer can exist yet."""
+    `just_stored`: the caller has just created it (`Taken.created`), so no answer can exist yet;
+    `reading`: `Taken.reading`, the rules' and language's reading of its text made when it was stored."""
     existing = None if just_stored else selectors.bot_reply_to(visitor_message)
     if existing is not None:
         return [existing]
@@ -383,7 +391,7 @@ def message_answer(
         if waited is None:
             return []
     try:
-        return _store_reply(visitor_message, _run_chain(visitor_message, on_delta))
+        return _store_reply(visitor_message, _run_chain(visitor_message, on_delta, reading))
     finally:
         claims.release(visitor_message.pk)
 
