@@ -1,7 +1,8 @@
 """The operator's side of a conversation: take it, write to the visitor, hand it back to the bot,
 close it. The operators' inbox (assistant/inbox) calls these after checking the operator may see
-the conversation at all (`inbox.access`); the rules of who may do what to whose conversation live
-here.
+the conversation at all (`inbox.access`). The moves themselves, with the rules of who may move
+whose conversation where, are `states.py`'s; around them this module writes the notes the visitor
+sees, the webhooks and the events.
 
 What must stay true:
 - Every change locks the conversation row first (`services.locked`): twenty operators pressing
@@ -21,10 +22,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.translation import gettext_noop
 
-from chat import events, frames, services, webhooks, writes
-from chat.exceptions import AlreadyTaken, ConversationClosed
+from chat import events, frames, services, states, webhooks, writes
 from chat.models import Conversation, Message
 
 State = Conversation.State
@@ -32,22 +31,14 @@ Role = Message.Role
 OUTCOME_CLOSED_BY_OPERATOR = "closed_by_operator"
 
 
-def _assign(conversation: Conversation, operator: Any) -> Message:
-    """Give a locked conversation to `operator`, with the note the visitor sees."""
-    conversation.state, conversation.assigned_to = State.OPERATOR, operator
-    conversation.waiting_since = None
-    conversation.save(update_fields=["state", "assigned_to", "waiting_since", "updated_at"])
+def _assign(conversation: Conversation, operator: Any) -> Message | None:
+    """Give a locked conversation to `operator` (`states.to_operator`), with the note the visitor
+    sees; None when they hold it already. ConversationClosed or AlreadyTaken when they may not."""
+    if not states.to_operator(conversation, operator):
+        return None
     note = services.system_note(conversation, "operator_joined", name=frames.display_name(operator))
     webhooks.webhook_emit(bot=conversation.bot, event=webhooks.HANDOFF_TAKEN, conversation=conversation)
     return note
-
-
-def _refuse_if_held_by_another(conversation: Conversation, operator: Any) -> None:
-    if conversation.state == State.CLOSED:
-        raise ConversationClosed(gettext_noop("Разговор уже завершён."))  # the socket translates it
-    # By id: the row was read under the lock (`services.locked`), the operator's row after it.
-    if conversation.state == State.OPERATOR and conversation.assigned_to_id not in (None, operator.pk):
-        raise AlreadyTaken(frames.display_name(conversation.assigned_to))
 
 
 def conversation_take(*, conversation_id: int, operator: Any) -> Conversation:
@@ -55,10 +46,9 @@ def conversation_take(*, conversation_id: int, operator: Any) -> Conversation:
     no-op. Works from `waiting_operator` and from `bot` (an operator may step in unasked)."""
     with transaction.atomic():
         conversation = services.locked(conversation_id)
-        _refuse_if_held_by_another(conversation, operator)
-        if conversation.state == State.OPERATOR:
-            return conversation
         note = _assign(conversation, operator)
+        if note is None:  # their own already
+            return conversation
         events.publish(conversation, messages=[note], to_visitor=True, state_changed=True)
     return conversation
 
@@ -72,13 +62,11 @@ def operator_message_send(*, conversation_id: int, operator: Any, text: str, cli
         return existing
     with transaction.atomic():
         conversation = services.locked(conversation_id)
-        _refuse_if_held_by_another(conversation, operator)
         if conversation.assigned_to_id == operator.pk:
             conversation.assigned_to = operator  # the frames name the holder: it is them, no row to read
-        produced: list[Message] = []
-        state_changed = conversation.state != State.OPERATOR
-        if state_changed:
-            produced.append(_assign(conversation, operator))
+        joined = _assign(conversation, operator)  # one nobody holds is taken first
+        produced = [joined] if joined is not None else []
+        state_changed = joined is not None
         try:
             with transaction.atomic():
                 message = Message.objects.create(
@@ -97,12 +85,8 @@ def conversation_release(*, conversation_id: int, operator: Any) -> Conversation
     """Back to the bot: it answers the visitor's next message again."""
     with transaction.atomic():
         conversation = services.locked(conversation_id)
-        _refuse_if_held_by_another(conversation, operator)
-        if conversation.state == State.BOT:
+        if not states.back_to_bot(conversation, operator):  # the bot answers already
             return conversation
-        conversation.state, conversation.assigned_to = State.BOT, None
-        conversation.waiting_since = None
-        conversation.save(update_fields=["state", "assigned_to", "waiting_since", "updated_at"])
         note = services.system_note(conversation, "operator_released")
         events.publish(conversation, messages=[note], to_visitor=True, state_changed=True)
     return conversation
@@ -114,7 +98,7 @@ def conversation_finish(*, conversation_id: int, operator: Any) -> Conversation:
         conversation = services.locked(conversation_id)
         if conversation.state == State.CLOSED:
             return conversation
-        _refuse_if_held_by_another(conversation, operator)
+        states.refuse_if_held_by_another(conversation, operator)  # before the note: nothing is written
         note = services.system_note(conversation, "operator_closed")
         services.close_locked(conversation, outcome=OUTCOME_CLOSED_BY_OPERATOR, messages=[note])
     return conversation

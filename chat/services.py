@@ -14,7 +14,8 @@ What must stay true:
 - Every stored message and state change is published after commit (`events.publish`): the
   operators' inbox hears about it without chat knowing the inbox exists.
 - The operator-side writes (take, operator messages, release, close) live in `handoff.py`, leads
-  and erasure in `leads.py`; all of them lock the conversation row the same way (`locked`).
+  and erasure in `leads.py`; all of them lock the conversation row the same way (`locked`). A
+  state changes only in `states.py` (the handoff and the close here call it).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from behavior import escalation, hours, invitations
 from behavior.intents import classify
 from bots import freshness
 from bots.models import Bot
-from chat import claims, events, friction, selectors, signals, webhooks, writes
+from chat import claims, events, friction, selectors, signals, states, webhooks, writes
 from chat.exceptions import (
     DATABASE_AWAY,
     ConversationClosed,
@@ -106,7 +107,7 @@ def _locked(conversation: Conversation) -> Conversation:
     """`locked`, copying the state to the caller's instance, so a long-lived consumer never acts
     on a stale state."""
     fresh = locked(conversation.pk)
-    conversation.state = fresh.state
+    states.catch_up(conversation, fresh.state)
     return fresh
 
 
@@ -194,7 +195,7 @@ def message_take(
             produced = None
         else:  # the question and its answer leave in one publication
             produced = _store_reply_locked(current, message, ruled, question=message)
-    conversation.state = current.state
+    states.catch_up(conversation, current.state)
     return Taken(message, True, produced, reading)
 
 
@@ -236,11 +237,10 @@ def _run_chain(
 
 
 def _handoff(conversation: Conversation, reason: str) -> list[Message]:
-    """Move a locked conversation to waiting_operator with a system note; idempotent. Outside the
-    operators' hours nobody would come: the visitor is offered the contact form instead."""
-    if conversation.state == State.CLOSED:
-        raise ConversationClosed()
-    if conversation.state != State.BOT:
+    """Move a locked conversation to waiting_operator (`states.to_waiting`) with a system note;
+    idempotent. Outside the operators' hours nobody would come: the visitor is offered the contact
+    form instead."""
+    if not states.can_wait(conversation):  # a person asked for or present already; closed raises
         return []
     bot = conversation.bot
     if not hours.operators_available(bot):
@@ -254,10 +254,7 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
         conversation.save(update_fields=["handoff_offered", "updated_at"])
         events.publish(conversation, messages=[note])
         return [note]
-    conversation.state = State.WAITING_OPERATOR
-    conversation.waiting_since = timezone.now()
-    conversation.alerted_at = conversation.lead_offered_at = None
-    conversation.save(update_fields=["state", "waiting_since", "alerted_at", "lead_offered_at", "updated_at"])
+    states.to_waiting(conversation)
     note = system_note(conversation, "handoff_system", meta={"handoff_reason": reason}, flags={"escalation": True})
     signals.flagged_on_commit(note)
     events.publish(conversation, messages=[note], state_changed=True)
@@ -471,7 +468,7 @@ def conversation_handoff(*, conversation: Conversation, reason: str) -> list[Mes
     with transaction.atomic():
         current = _locked(conversation)
         produced = _handoff(current, reason[:200])
-    conversation.state = current.state
+    states.catch_up(conversation, current.state)
     return produced
 
 
@@ -481,20 +478,18 @@ def conversation_close(*, conversation: Conversation, outcome: str = "", notify:
     with transaction.atomic():
         current = _locked(conversation)
         close_locked(current, outcome=outcome, notify=notify)
-    conversation.state, conversation.outcome = current.state, current.outcome
+    states.catch_up(conversation, current.state)
+    conversation.outcome = current.outcome
     return current
 
 
 def close_locked(
     conversation: Conversation, *, outcome: str, messages: list[Message] | None = None, notify: bool = True
 ) -> None:
-    """Close a locked conversation (inside its transaction) and tell everyone after commit."""
-    if conversation.state == State.CLOSED:
+    """Close a locked conversation (inside its transaction, `states.to_closed`) and tell everyone
+    after commit; closing a closed one does nothing."""
+    if not states.to_closed(conversation, outcome=outcome):
         return
-    conversation.state, conversation.outcome = State.CLOSED, outcome[:64] or conversation.outcome
-    conversation.closed_at = timezone.now()
-    conversation.waiting_since = None
-    conversation.save(update_fields=["state", "outcome", "closed_at", "waiting_since", "updated_at"])
     events.publish(conversation, messages=messages or [], to_visitor=True, state_changed=True)
     if notify:
         webhooks.webhook_emit(bot=conversation.bot, event=webhooks.CONVERSATION_CLOSED, conversation=conversation)
