@@ -39,7 +39,7 @@ from redis.exceptions import RedisError
 
 from answers import pipeline, replies
 from bots.models import Bot
-from chat import access, frames, leads, selectors, services, visits
+from chat import access, frames, leads, selectors, services, states, visits
 from chat.events import conversation_group
 from chat.exceptions import DATABASE_AWAY, ChatError, HelloRequired, ServerError, TooManySockets, Unavailable
 from chat.models import Conversation, Message
@@ -456,8 +456,8 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({"type": "message", "message": event["message"]})
 
     async def chat_state(self, event: dict[str, Any]) -> None:
-        if self.conversation is not None:
-            self.conversation.state = event["state"]
+        if self.conversation is not None:  # the socket's copy catches up with the row: no move of its own
+            states.catch_up(self.conversation, event["state"])
         await self._send({"type": "state", "state": event["state"]})
 
     async def chat_typing(self, event: dict[str, Any]) -> None:

@@ -1,6 +1,7 @@
 """The states of a conversation and the moves between them. This is the one module that changes
 `Conversation.state`, together with the fields that move with it (`assigned_to`, `waiting_since`,
-`alerted_at`, `lead_offered_at`, `outcome`, `closed_at`).
+`alerted_at`, `lead_offered_at`, `outcome`, `closed_at`); tests/chat/test_states.py keeps every
+other module from assigning a state.
 
                  to_waiting                        to_operator
         bot ──────────────────▶ waiting_operator ────────────▶ operator

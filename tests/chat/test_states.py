@@ -1,10 +1,15 @@
 """The moves of a conversation's state (chat/states.py) on real rows: every allowed move sets and
 saves what it should, and nothing else; a move that is not allowed is refused (an error, or False
-for one that is made already) and leaves the row as it was."""
+for one that is made already) and leaves the row as it was. And no module but states.py assigns a
+conversation's state."""
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +19,7 @@ from answers import replies
 from chat import states
 from chat.exceptions import AlreadyTaken, ConversationClosed
 from chat.models import Conversation
+from tests.conftest import REPO
 
 State = Conversation.State
 AN_HOUR_AGO = timezone.now() - dt.timedelta(hours=1)
@@ -225,3 +231,104 @@ def test_a_conversation_another_operator_holds_is_refused_with_the_holders_name(
         move(conversation, colleague)
     assert caught.value.code == "already_taken" and caught.value.holder == "Анна"
     assert _row(conversation) == before and conversation.assigned_to_id == operator.pk
+
+
+# No module but chat/states.py assigns a conversation's state.
+
+# The apps: the packages the layers contract of pyproject.toml names (bench/ and tests/ are not
+# application code: they build rows as they need them).
+APPS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"]
+THE_MODULE = REPO / "chat" / "states.py"
+# Only a conversation has a `state` field, so any of these writes of one is a conversation's.
+WRITES = {"create", "update", "get_or_create", "update_or_create", "bulk_update"}
+
+
+def _names_state(node: ast.AST) -> bool:
+    """A literal "state" in a list, tuple, set or dict key (update_fields, fields, defaults)."""
+    if isinstance(node, ast.Dict):
+        return any(isinstance(key, ast.Constant) and key.value == "state" for key in node.keys)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return any(isinstance(item, ast.Constant) and item.value == "state" for item in node.elts)
+    return False
+
+
+def _targets(node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.Tuple | ast.List):
+        for item in node.elts:
+            yield from _targets(item)
+    elif isinstance(node, ast.Starred):
+        yield from _targets(node.value)
+    else:
+        yield node
+
+
+def state_writes(source: str) -> Iterator[tuple[int, str]]:
+    """(line, what) for every place in `source` that sets a state: `x.state = …` (alone or in a
+    tuple), `setattr(x, "state", …)`, `state=` passed to a write (`create`, `update`, …) or to
+    `Conversation(…)`, and "state" among the fields a write saves (`save(update_fields=…)`,
+    `bulk_update`, `defaults=`)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in (t for whole in targets for t in _targets(whole)):
+                if isinstance(target, ast.Attribute) and target.attr == "state":
+                    yield node.lineno, f"assigns {ast.unparse(target)}"
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if name == "setattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                and node.args[1].value == "state":
+            yield node.lineno, "setattr(…, 'state', …)"
+        if name in WRITES or name == "Conversation":
+            if any(keyword.arg == "state" for keyword in node.keywords):
+                yield node.lineno, f"passes state= to {name}()"
+        if name in WRITES or name == "save":
+            values = [*node.args[1:], *(keyword.value for keyword in node.keywords)]
+            if any(_names_state(value) for value in values):
+                yield node.lineno, f"writes the field 'state' with {name}()"
+
+
+def _app_modules() -> list[Path]:
+    return sorted(
+        path for app in APPS for path in (REPO / app).rglob("*.py")
+        if "migrations" not in path.relative_to(REPO).parts and path != THE_MODULE
+    )
+
+
+def test_only_chat_states_sets_a_conversations_state():
+    modules = _app_modules()
+    assert REPO / "chat" / "services.py" in modules and REPO / "chat" / "handoff.py" in modules
+    offenders = [
+        f"{path.relative_to(REPO)}:{line}: {what}"
+        for path in modules for line, what in state_writes(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, (
+        "a conversation's state changes only in chat/states.py: call its move (to_waiting, to_operator, "
+        "back_to_bot, to_closed), or states.catch_up for a cached copy taking the row's state:\n"
+        + "\n".join(offenders)
+    )
+
+
+def test_the_scan_finds_every_way_of_setting_a_state():
+    assert len(list(state_writes(THE_MODULE.read_text(encoding="utf-8")))) >= 8  # the moves themselves
+    source = """
+conversation.state = "closed"
+conversation.state, conversation.outcome = State.CLOSED, "done"
+setattr(conversation, "state", "bot")
+Conversation.objects.filter(pk=1).update(state="closed")
+Conversation.objects.create(bot=bot, visitor_id="v", state="operator")
+Conversation(bot=bot, state="closed")
+Conversation.objects.update_or_create(pk=1, defaults={"state": "bot"})
+conversation.save(update_fields=["state", "updated_at"])
+Conversation.objects.bulk_update(rows, ["state"])
+"""
+    assert sorted(line for line, _what in state_writes(source)) == list(range(2, 11))
+    reads = """
+if conversation.state == State.CLOSED: pass
+Conversation.objects.filter(state="closed").exclude(state="bot")
+Reply(text="", state=STATE_WAITING_OPERATOR)
+ConversationFacts(state=state)
+conversation.save(update_fields=["unread", "updated_at"])
+state = conversation.state
+"""
+    assert list(state_writes(reads)) == []
