@@ -13,7 +13,8 @@ What must stay true:
   that a copy remembers from before.
 - A Redis that cannot be asked makes the copy reload (one query) rather than keep old settings.
 - Every writer of the Bot row is covered: `Model.save()` (the admin, the services) through the
-  receivers below; a queryset `.update()` of a setting calls `bot_changed` itself (voice services).
+  receivers below; a queryset `.update()` of a setting calls `bot_changed` itself
+  (`bot_voice_set` in bots/services.py).
 """
 
 from __future__ import annotations

@@ -112,8 +112,9 @@ class Bot(WebAddressFields):
         _("предлагать оператора после двух «нет точного ответа» подряд"), default=True
     )
     # The Voice layer's settings (sliders, dictionary, «условия», canned replies, a running A/B
-    # experiment's variant): written only by voice/services.py, read with the bot row so a
-    # chat turn costs no extra query. Its shape and validation live in voice/.
+    # experiment's variant): decided only by voice/services.py and stored by bots/services.py
+    # (bot_voice_set), read with the bot row so a chat turn costs no extra query. Its shape and
+    # validation live in voice/.
     voice = models.JSONField(_("голос"), default=dict, blank=True, editable=False)
     # --- usage and costs (llm/budget.py): over the month's budget the bot answers from
     # the knowledge base only, without the model; the owners get one e-mail per month about it ---

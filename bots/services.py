@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
@@ -19,10 +20,14 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email, validate_slug
-from django.db import transaction
+from django.db import models, transaction
 from django.utils.translation import gettext as _
 
+from bots import freshness
 from bots.models import Bot, Membership, OpeningHours
+
+# The thresholds an A/B experiment may change, and so its winner may leave on the bot.
+THRESHOLDS: Final = ("match_threshold", "confidence_threshold")
 
 
 def origin_of(url: str) -> str:
@@ -65,6 +70,28 @@ def bot_origins_set(*, bot: Bot, origins: list[str]) -> Bot:
     bot.allowed_origins = cleaned
     bot.save(update_fields=["allowed_origins"])
     return bot
+
+
+def bot_voice_set(*, bot: Bot, voice: dict[str, Any], thresholds: Mapping[str, float] | None = None) -> Bot:
+    """Store the bot's voice as voice/services.py validated and numbered it (its shape is voice's
+    business). `thresholds`: an experiment's winner adopted, match_threshold and/or
+    confidence_threshold stored with it, each checked by the model's rule (0..1) first: a bad one
+    raises ValidationError and nothing is written. One UPDATE of those columns only, so a copy of
+    the bot read earlier never puts back other settings; open copies reload after commit."""
+    values = {name: _threshold(bot, name, value) for name, value in (thresholds or {}).items()}
+    Bot.objects.filter(pk=bot.pk).update(voice=voice, **values)
+    freshness.bot_changed(bot_id=bot.pk)  # a queryset update sends no post_save
+    bot.voice = voice
+    for name, value in values.items():
+        setattr(bot, name, value)
+    return bot
+
+
+def _threshold(bot: Bot, name: str, value: float) -> float:
+    field = Bot._meta.get_field(name) if name in THRESHOLDS else None
+    if not isinstance(field, models.FloatField):
+        raise ValueError(f"not a threshold of the bot: {name}")
+    return float(field.clean(value, bot))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Writes of the Voice layer: the only writer of `Bot.voice` (and, when an experiment's winner
-is a threshold, of the bot's thresholds).
+"""Writes of the Voice layer: the only module that decides `Bot.voice` (and, when an experiment's
+winner is a threshold, the bot's thresholds); bots/services.py (`bot_voice_set`) stores them.
 
 What must stay true:
 - Validation runs before anything is written: a value out of range, a 1 MB «условия», a huge word
@@ -19,8 +19,8 @@ from typing import Any, Final
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from bots import freshness
 from bots.models import Bot
+from bots.services import THRESHOLDS, bot_voice_set
 from voice import dictionary, effective, sliders
 from voice.exceptions import VoiceConflict, VoiceInvalid
 
@@ -194,9 +194,7 @@ def voice_save(*, bot: Bot, data: Mapping[str, Any], revision: int) -> dict[str,
         voice = {**stored, "revision": revision + 1}
         if (row.voice or {}).get("experiment"):
             voice["experiment"] = row.voice["experiment"]
-        Bot.objects.filter(pk=bot.pk).update(voice=voice)
-        freshness.bot_changed(bot_id=bot.pk)  # a queryset update sends no post_save
-    bot.voice = voice
+        bot_voice_set(bot=bot, voice=voice)
     return voice
 
 
@@ -214,9 +212,7 @@ def experiment_attach(*, bot: Bot, experiment_id: int, share: int, variant: Mapp
     with transaction.atomic():
         row = _locked(bot)
         voice = {**(row.voice or {}), "experiment": {"id": experiment_id, "share": share, "b": dict(variant)}}
-        Bot.objects.filter(pk=bot.pk).update(voice=voice)
-        freshness.bot_changed(bot_id=bot.pk)
-    bot.voice = voice
+        bot_voice_set(bot=bot, voice=voice)
 
 
 def experiment_detach(*, bot: Bot, experiment_id: int, adopt: Mapping[str, Any] | None = None) -> None:
@@ -227,18 +223,12 @@ def experiment_detach(*, bot: Bot, experiment_id: int, adopt: Mapping[str, Any] 
         voice = dict(row.voice or {})
         if (voice.get("experiment") or {}).get("id") == experiment_id:
             voice.pop("experiment")
-        changed = ["voice"]
+        thresholds: dict[str, float] = {}
         if adopt:
             for name in ("sliders", "conditions"):
                 if name in adopt:
                     voice[name] = adopt[name]
             if "sliders" in adopt or "conditions" in adopt:
                 voice["revision"] = revision_of(row) + 1
-            for name in ("match_threshold", "confidence_threshold"):
-                if adopt.get(name) is not None:
-                    setattr(row, name, float(adopt[name]))
-                    setattr(bot, name, float(adopt[name]))
-                    changed.append(name)
-        row.voice = voice
-        row.save(update_fields=changed)
-    bot.voice = voice
+            thresholds = {name: float(adopt[name]) for name in THRESHOLDS if adopt.get(name) is not None}
+        bot_voice_set(bot=bot, voice=voice, thresholds=thresholds)
