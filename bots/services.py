@@ -72,6 +72,18 @@ def bot_origins_set(*, bot: Bot, origins: list[str]) -> Bot:
     return bot
 
 
+def bot_site_ensure(
+    *, slug: str, name: str, site_url: str, origins: list[str], privacy_policy_url: str = ""
+) -> Bot:
+    """The bot `slug` for the site at `site_url`: created when missing, otherwise given this name,
+    address, widget origins and privacy policy (its other settings stay). Every value is checked by
+    the model's rules first; a bad one raises ValidationError and nothing is written."""
+    values = {"name": name, "site_url": site_url, "allowed_origins": origins, "privacy_policy_url": privacy_policy_url}
+    Bot(slug=slug, **values).clean_fields()
+    bot, _created = Bot.objects.update_or_create(slug=slug, defaults=values)
+    return bot
+
+
 def bot_voice_set(*, bot: Bot, voice: dict[str, Any], thresholds: Mapping[str, float] | None = None) -> Bot:
     """Store the bot's voice as voice/services.py validated and numbered it (its shape is voice's
     business). `thresholds`: an experiment's winner adopted, match_threshold and/or

@@ -22,6 +22,7 @@ from django.core.management import call_command
 
 from assistant import dbpool, startup
 from bots.models import Bot, Membership
+from bots.services import bot_site_ensure
 
 DEMO_SLUG = "demo"
 DEMO_OWNER = "owner@demo.spravka"
@@ -47,15 +48,11 @@ class DemoPorts:
 
 def demo_bot_ensure(ports: DemoPorts) -> Bot:
     """The demo shop's bot and its owner, with a known password so the README stays true."""
-    bot, _created = Bot.objects.update_or_create(
-        slug=DEMO_SLUG,
-        defaults={
-            "name": "Демо-магазин «ТехноДом»",
-            "site_url": ports.site_url + "/",
-            "allowed_origins": [ports.site_url, f"http://localhost:{ports.site}"],
-            # The demo shop has its own policy page: the contact form links it (152-FZ consent).
-            "privacy_policy_url": ports.site_url + "/privacy/",
-        },
+    bot = bot_site_ensure(
+        slug=DEMO_SLUG, name="Демо-магазин «ТехноДом»", site_url=ports.site_url + "/",
+        origins=[ports.site_url, f"http://localhost:{ports.site}"],
+        # The demo shop has its own policy page: the contact form links it (152-FZ consent).
+        privacy_policy_url=ports.site_url + "/privacy/",
     )
     user_model = get_user_model()
     owner, _ = user_model.objects.get_or_create(username=DEMO_OWNER, defaults={"email": DEMO_OWNER})

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from bots import freshness
 from bots.models import Bot
-from bots.services import bot_voice_set
+from bots.services import bot_site_ensure, bot_voice_set
 
 pytestmark = pytest.mark.django_db
 
@@ -46,3 +46,45 @@ def test_a_threshold_out_of_range_writes_nothing(bot):
         bot_voice_set(bot=bot, voice=VOICE, thresholds={"fix_bonus": 0.1})
     row = Bot.objects.get(pk=bot.pk)
     assert row.voice == {} and row.match_threshold == bot.match_threshold
+
+
+def test_the_bot_for_a_site_is_created_then_updated_keeping_its_other_settings():
+    origins = ["http://127.0.0.1:8001", "http://localhost:8001"]
+    bot = bot_site_ensure(slug="shop", name="Магазин", site_url="http://127.0.0.1:8001/", origins=origins,
+                          privacy_policy_url="http://127.0.0.1:8001/privacy/")
+    assert (bot.name, bot.allowed_origins, bot.privacy_policy_url) == (
+        "Магазин", origins, "http://127.0.0.1:8001/privacy/")
+    Bot.objects.filter(pk=bot.pk).update(match_threshold=0.9)
+
+    again = bot_site_ensure(slug="shop", name="Магазин 2", site_url="https://shop.example/",
+                            origins=["https://shop.example"])
+    row = Bot.objects.get(slug="shop")
+    assert again.pk == bot.pk and Bot.objects.count() == 1
+    assert (row.name, row.site_url, row.allowed_origins, row.privacy_policy_url, row.match_threshold) == (
+        "Магазин 2", "https://shop.example/", ["https://shop.example"], "", 0.9)
+
+
+@pytest.mark.parametrize("bad", [
+    {"origins": ["https://shop.example/path"]},
+    {"site_url": "javascript:alert(1)"},
+    {"privacy_policy_url": "ftp://shop.example/privacy"},
+    {"slug": "не код"},
+])
+def test_a_bad_value_for_a_sites_bot_writes_nothing(bot, bad):
+    values = {"slug": "demo", "name": "Другое", "site_url": "https://shop.example/",
+              "origins": ["https://shop.example"], **bad}
+    with pytest.raises(ValidationError):
+        bot_site_ensure(**values)
+    row = Bot.objects.get(pk=bot.pk)
+    assert (row.name, row.site_url, row.allowed_origins) == ("Демо-магазин", "http://127.0.0.1/", [])
+    assert Bot.objects.count() == 1
+
+
+def test_the_demo_shops_bot_passes_the_models_rules_and_is_made_once(settings):
+    from demo.run import DemoPorts, demo_bot_ensure
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    bot = demo_bot_ensure(DemoPorts())
+    assert bot.allowed_origins == ["http://127.0.0.1:8001", "http://localhost:8001"]
+    assert bot.privacy_policy_url == "http://127.0.0.1:8001/privacy/"
+    assert demo_bot_ensure(DemoPorts()).pk == bot.pk and Bot.objects.count() == 1
