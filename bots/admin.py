@@ -17,7 +17,7 @@ from bots.admin_scoping import BotScopedAdmin, may_access_bot
 from bots.apikeys import api_key_create, api_key_revoke
 from bots.forms import BotForm
 from bots.models import ApiKey, Bot, Holiday, Membership, OpeningHours
-from bots.services import user_staff_sync
+from bots.services import bot_settings_save, user_staff_sync
 from bots.views import embed_snippet as snippet_for
 
 
@@ -95,6 +95,10 @@ class BotAdmin(BotScopedAdmin):
         if getattr(request.user, "is_superuser", False):
             return list(self.inlines)
         return [inline for inline in self.inlines if inline is not MembershipInline]
+
+    def save_model(self, request: HttpRequest, obj: Bot, form: Any, change: bool) -> None:
+        """The page's form has checked the bot; bots/services.py stores it."""
+        bot_settings_save(bot=obj)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         """Memberships edited inline: staff rights follow the roles, as for `addmember`."""

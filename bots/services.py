@@ -84,6 +84,14 @@ def bot_site_ensure(
     return bot
 
 
+def bot_settings_save(*, bot: Bot) -> Bot:
+    """Store a bot as the admin's page edited it, every field at once (a new bot is inserted). The
+    page's form has already run the model's checks (fields, web addresses, a free slug). Open
+    copies of the bot reload after commit (post_save, bots/freshness.py)."""
+    bot.save()
+    return bot
+
+
 def bot_voice_set(*, bot: Bot, voice: dict[str, Any], thresholds: Mapping[str, float] | None = None) -> Bot:
     """Store the bot's voice as voice/services.py validated and numbered it (its shape is voice's
     business). `thresholds`: an experiment's winner adopted, match_threshold and/or

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from bots import freshness
 from bots.models import Bot
-from bots.services import bot_site_ensure, bot_voice_set
+from bots.services import bot_settings_save, bot_site_ensure, bot_voice_set
+from tests.bots.admin_forms import bot_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -88,3 +90,28 @@ def test_the_demo_shops_bot_passes_the_models_rules_and_is_made_once(settings):
     assert bot.allowed_origins == ["http://127.0.0.1:8001", "http://localhost:8001"]
     assert bot.privacy_policy_url == "http://127.0.0.1:8001/privacy/"
     assert demo_bot_ensure(DemoPorts()).pk == bot.pk and Bot.objects.count() == 1
+
+
+def test_a_bot_saved_whole_is_inserted_or_updated_and_open_copies_reload(bot, django_capture_on_commit_callbacks):
+    new = bot_settings_save(bot=Bot(slug="fresh", name="Новый", site_url="https://fresh.example/"))
+    assert Bot.objects.get(slug="fresh").pk == new.pk
+    bot.name, bot.handoff_enabled = "Переименован", not bot.handoff_enabled
+    assert _token_moves(bot.pk, lambda: bot_settings_save(bot=bot), django_capture_on_commit_callbacks)
+    row = Bot.objects.get(pk=bot.pk)
+    assert (row.name, row.handoff_enabled) == ("Переименован", bot.handoff_enabled)
+
+
+def test_the_admins_page_saves_the_bot_through_the_service(client, owner, bot, monkeypatch):
+    from bots import admin as bots_admin
+
+    saved: list[int] = []
+
+    def spy(*, bot: Bot) -> Bot:
+        saved.append(bot.pk)
+        return bot_settings_save(bot=bot)
+
+    monkeypatch.setattr(bots_admin, "bot_settings_save", spy)
+    client.force_login(owner)
+    response = client.post(reverse("admin:bots_bot_change", args=[bot.pk]), bot_form_data(bot, name="Новое имя"))
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    assert saved == [bot.pk] and Bot.objects.get(pk=bot.pk).name == "Новое имя"
