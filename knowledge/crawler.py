@@ -36,8 +36,9 @@ from knowledge.extract import looks_like_file, normalize_url, site_key
 from knowledge.frontier import Frontier
 from knowledge.indexing import LexiconRefresher, embed_pending, embedding_request
 from knowledge.models import CrawlRun, Page, Source
-from knowledge.progress import run_counts_refresh, run_finish, source_pending
+from knowledge.progress import source_pending
 from knowledge.runclaims import run_heartbeat, run_take
+from knowledge.runs import run_counts_refresh, run_finish
 from knowledge.services import CRAWLABLE_KINDS
 
 log = logging.getLogger("spravka.crawler")

@@ -132,7 +132,7 @@ def embed_behind(*, bot_id: int) -> bool:
     the live crawl runs' counts current; False when another pass holds the bot's lock."""
     from django.core.cache import cache
 
-    from knowledge.progress import live_runs_refresh
+    from knowledge.runs import live_runs_refresh
 
     cache.delete(_queued_key(bot_id))  # from here on, a newly stored page queues a new task
     token = uuid.uuid4().hex

@@ -143,7 +143,7 @@ def test_the_owner_deletes_a_set_with_its_runs(owner_client, shop):
 
 def test_a_finished_crawl_queues_a_re_run_with_its_reason_a_failed_one_does_not(shop):
     from knowledge.models import CrawlRun, Source
-    from knowledge.progress import run_finish
+    from knowledge.runs import run_finish
 
     question_set_save(bot=shop, name="Основное", text="вопрос")
     source = Source.objects.create(bot=shop, kind="site", url="https://shop.example/", title="Сайт магазина")
