@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from core.http import FetchError, FetchTimeout, Resolver, Response, SafeClient, Unreachable, redirect_target
-from core.texts import Text, russian, stored, stored_pair
+from core.texts import Text, russian, stored
 from knowledge import pages
 from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.exceptions import SourceInvalid
@@ -38,7 +38,16 @@ from knowledge.indexing import LexiconRefresher, embed_pending, embedding_reques
 from knowledge.models import CrawlRun, Page, Source
 from knowledge.progress import source_pending
 from knowledge.runclaims import run_heartbeat, run_take
-from knowledge.runs import run_counts_refresh, run_finish
+from knowledge.runs import (
+    COUNTERS,
+    run_claim,
+    run_counts_refresh,
+    run_crawling,
+    run_embedding,
+    run_finish,
+    run_progress,
+    run_start,
+)
 from knowledge.services import CRAWLABLE_KINDS
 
 log = logging.getLogger("spravka.crawler")
@@ -47,7 +56,6 @@ Progress = Callable[[CrawlRun], None]
 MAX_URL = 2000  # Page.url
 CRAWLABLE = (Source.Kind.SITE, Source.Kind.SITEMAP)
 ACTIVE_STATUSES = (CrawlRun.Status.QUEUED, CrawlRun.Status.RUNNING, CrawlRun.Status.EMBEDDING)
-PAGE_COUNTERS = ["pages_total", "pages_done", "fetched", "unchanged", "skipped", "failed"]
 RESUMED = stored(gettext_noop(
     "Обход начат заново: обработчик прервался посреди обхода. Уже сохранённые страницы не записаны повторно."))
 
@@ -88,7 +96,8 @@ class Fetched:
 
 
 class Crawl:
-    """One pass over a source. Counters live on the run; reasons are tallied for the summary."""
+    """One pass over a source. Its counters are tallied here and stored on the run as they move
+    (runs.run_progress); reasons are tallied for the summary."""
 
     def __init__(
         self, run: CrawlRun, client: SafeClient, throttle: Throttle, limit: int, progress: Progress | None,
@@ -100,6 +109,7 @@ class Crawl:
         # before the kill (their text, unchanged, is still not written again).
         self.conditional = conditional
         self.source: Source = run.source
+        self.counts: Counter[str] = Counter({name: getattr(run, name) for name in COUNTERS})
         self.reasons: Counter[tuple[str, str]] = Counter()
         self.known = {page.url: page for page in Page.objects.filter(bot_id=run.bot_id)}
         self.frontier = Frontier()
@@ -186,9 +196,9 @@ class Crawl:
         if not self.truncated:
             self.revisit_or_retire()
         self.lexicon.flush()
-        self.run.pages_total = self.run.pages_done
-        self.run.save(update_fields=pages.RUN_COUNTERS)
-        if not self.run.fetched and not self.run.unchanged and self.unreachable:
+        self.counts["pages_total"] = self.counts["pages_done"]
+        run_progress(run=self.run, counts=self.counts)
+        if not self.counts["fetched"] and not self.counts["unchanged"] and self.unreachable:
             raise CrawlAborted(stored(SITE_DOWN, reason=self.unreachable[0]))
 
     def drain(self) -> None:
@@ -277,23 +287,22 @@ class Crawl:
         self.visited.add(url)
         if outcome.page is not None:
             self.known[url] = outcome.page
-        run = self.run
-        run.entries_created += outcome.counts.get("created", 0)
-        run.entries_updated += outcome.counts.get("updated", 0)
-        run.entries_deactivated += outcome.counts.get("deactivated", 0)
+        counts = self.counts
+        for name in ("created", "updated", "deactivated"):
+            counts[f"entries_{name}"] += outcome.counts.get(name, 0)
         if outcome.kind:
-            setattr(run, outcome.kind, getattr(run, outcome.kind) + 1)
-            run.pages_done += 1
+            counts[outcome.kind] += 1
+            counts["pages_done"] += 1
             if outcome.reason:
                 self.reasons[(outcome.kind, pages.reason_key(outcome.reason))] += 1
         self.update_total(0)
-        run.save(update_fields=pages.RUN_COUNTERS)
+        run_progress(run=self.run, counts=counts)
         if self.progress:
-            self.progress(run)
+            self.progress(self.run)
 
     def update_total(self, in_flight: int) -> None:
         ahead = min(len(self.frontier), max(self.limit - self.requests, 0))
-        self.run.pages_total = max(self.run.pages_total, self.run.pages_done + in_flight + ahead)
+        self.counts["pages_total"] = max(self.counts["pages_total"], self.counts["pages_done"] + in_flight + ahead)
 
     # --- pages no longer reached -----------------------------------------------------------
     def revisit_or_retire(self) -> None:
@@ -308,8 +317,8 @@ class Crawl:
             return
         if self.links_complete:
             for url in leftovers:
-                self.run.entries_deactivated += pages.page_retire(page=self.known[url])
-            self.run.save(update_fields=pages.RUN_COUNTERS)
+                self.counts["entries_deactivated"] += pages.page_retire(page=self.known[url])
+            run_progress(run=self.run, counts=self.counts)
             return
         self.seen.update(leftovers)
         for url in leftovers:
@@ -321,17 +330,13 @@ def _limit(run: CrawlRun, max_pages: int | None) -> int:
     return max(1, max_pages if max_pages is not None else (run.source.max_pages or settings.CRAWL_MAX_PAGES))
 
 
-def _finish(run: CrawlRun, status: str, message: Text = "") -> None:
-    run_finish(run=run, status=status, message=message)
-
-
 def _finish_failed(run: CrawlRun, message: Text) -> None:
     """Mark the run failed even when the error was the database connection itself: a broken
     connection is dropped (outside a transaction) so the next query reconnects."""
     if not connection.in_atomic_block and not connection.is_usable():
         connection.close()
     try:
-        _finish(run, CrawlRun.Status.FAILED, message)
+        run_finish(run=run, status=CrawlRun.Status.FAILED, message=message)
     except DatabaseError:
         log.exception("could not mark crawl run %s failed", run.pk)
 
@@ -341,8 +346,7 @@ def _embed(run: CrawlRun, progress: Progress | None) -> None:
     from knowledge.embeddings import get_embedder
 
     model_key = get_embedder().key
-    run.status = CrawlRun.Status.EMBEDDING
-    run.save(update_fields=["status"])
+    run_embedding(run=run)
     run_counts_refresh(run=run, model_key=model_key)
     if progress:
         progress(run)
@@ -355,7 +359,7 @@ def _embed(run: CrawlRun, progress: Progress | None) -> None:
     embed_pending(bot_id=run.bot_id, progress=on_batch)
 
 
-def _hand_over(run: CrawlRun) -> None:
+def _hand_over(run: CrawlRun, summary: Text) -> None:
     """Fetching is over; vectors are still filling in on the embed queue: the run stays live
     ("векторизация") until the embedding pass that finds nothing left for its source ends it."""
     from knowledge.embeddings import get_embedder
@@ -363,10 +367,9 @@ def _hand_over(run: CrawlRun) -> None:
     model_key = get_embedder().key
     if not source_pending(source_id=run.source_id, model_key=model_key):
         run_counts_refresh(run=run, model_key=model_key)
-        _finish(run, CrawlRun.Status.DONE)
+        run_finish(run=run, status=CrawlRun.Status.DONE, message=summary)
         return
-    run.status = CrawlRun.Status.EMBEDDING
-    run.save(update_fields=["status", "message", "message_stored"])
+    run_embedding(run=run, message=summary)
     run_counts_refresh(run=run, model_key=model_key)
     embedding_request(bot_id=run.bot_id)  # a pass that started before the last page may miss it
 
@@ -383,12 +386,9 @@ def crawl_source(
     `resumed`: the run's worker died mid-crawl (knowledge/runclaims.py); it is crawled again from
     the start, its page counts from zero (the pages stored before come back unchanged), its entry
     counts kept (they count writes that were made)."""
-    run.status = CrawlRun.Status.RUNNING
     if resumed:
         log.warning("crawl run %s: its worker died; crawling it again", run.pk)
-        for name in PAGE_COUNTERS:
-            setattr(run, name, 0)
-    run.save(update_fields=["status", *PAGE_COUNTERS])
+    run_crawling(run=run, again=resumed)
     crawl: Crawl | None = None
     try:
         throttle = Throttle(settings.CRAWL_DELAY)
@@ -396,16 +396,15 @@ def crawl_source(
             crawl = Crawl(run, client, throttle, _limit(run, max_pages), progress, embed_behind=embed_behind,
                           conditional=not resumed)
             crawl.execute()
-        run.message, run.message_stored = stored_pair(
-            ([RESUMED] if resumed else []) + pages.summary_reasons(crawl.reasons), 5000)
+        summary = ([RESUMED] if resumed else []) + pages.summary_reasons(crawl.reasons)
         if embed_behind:
-            _hand_over(run)
+            _hand_over(run, summary)
             return run
         if embed:
             _embed(run, progress)
-        _finish(run, CrawlRun.Status.DONE)
+        run_finish(run=run, status=CrawlRun.Status.DONE, message=summary)
     except CrawlAborted as exc:
-        _finish(run, CrawlRun.Status.FAILED, exc.text)
+        run_finish(run=run, status=CrawlRun.Status.FAILED, message=exc.text)
     except Exception as exc:
         log.exception("crawl run %s failed", run.pk)
         _finish_failed(run, stored(gettext_noop("Обход прерван из-за ошибки: %(error)s"), error=str(exc)[:1000]))
@@ -424,9 +423,7 @@ def crawl_run(run_id: int) -> None:
     if token is None:
         return
     with run_heartbeat(run_id=run_id, token=token):
-        claimed = CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.QUEUED).update(
-            status=CrawlRun.Status.RUNNING
-        )
+        claimed = run_claim(run_id=run_id)
         resumed = not claimed and CrawlRun.objects.filter(pk=run_id, status=CrawlRun.Status.RUNNING).exists()
         if not claimed and not resumed:
             return
@@ -436,7 +433,7 @@ def crawl_run(run_id: int) -> None:
 
 def crawl_start(*, source: Source) -> CrawlRun:
     """Queue a crawl: the task is sent only after the run row is committed, so the worker sees it."""
-    run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
+    run = run_start(source=source)
     transaction.on_commit(lambda: crawl_run.delay(run.pk))
     return run
 

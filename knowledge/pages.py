@@ -28,8 +28,6 @@ from knowledge.models import Page, Source
 from knowledge.services import entries_replace_for_page, page_deactivate
 
 HTML_TYPES = {"text/html", "application/xhtml+xml", ""}
-RUN_COUNTERS = ["pages_total", "pages_done", "fetched", "unchanged", "skipped", "failed",
-                "entries_created", "entries_updated", "entries_deactivated"]
 GONE_STATUSES = {404, 410}
 KEEP_ENTRIES_ON = (FetchTimeout, Unreachable)  # temporary trouble: what the page said still holds
 ROBOTS_DENIED: Stored = stored(gettext_noop("запрещено robots.txt"))

@@ -16,6 +16,7 @@ from bots.selectors import bot_by_slug
 from knowledge.crawler import crawl_source
 from knowledge.extract import normalize_url
 from knowledge.models import CrawlRun, Source
+from knowledge.runs import run_start
 from knowledge.services import source_get_or_create
 
 CRAWLABLE = (Source.Kind.SITE, Source.Kind.SITEMAP)
@@ -96,7 +97,7 @@ class Command(BaseCommand):
         return normalized
 
     def crawl(self, source: Source, max_pages: int | None, *, embed: bool) -> CrawlRun:
-        run = CrawlRun.objects.create(bot_id=source.bot_id, source=source)
+        run = run_start(source=source)
         bar = ProgressBar(_("Страницы"))
         try:
             crawl_source(run=run, max_pages=max_pages, progress=bar, embed=embed)
