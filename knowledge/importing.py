@@ -25,12 +25,13 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from bots.models import Bot
-from core.texts import Stored, stored, stored_pair
+from core.texts import Stored, stored
 from core.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
 from knowledge.drafts import DEFAULT_WEIGHT, KEY_MAX, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
-from knowledge.models import CrawlRun, Entry, Source
+from knowledge.models import Entry, Source
+from knowledge.runs import run_imported
 from knowledge.services import entries_deactivate, entry_upsert
 
 T = TypeVar("T")
@@ -448,18 +449,9 @@ def _lock_bot(bot: Bot) -> None:
 
 
 def _record_run(result: ImportResult, *, message: Stored) -> None:
-    """A finished run row, so the sources page shows imports beside crawls; its message stored
-    untranslated (core/texts.py)."""
-    now = timezone.now()
-    text, message_stored = stored_pair(message, 5000)
-    CrawlRun.objects.create(
-        bot_id=result.source.bot_id, source=result.source, status=CrawlRun.Status.DONE, pages_total=1,
-        pages_done=1, fetched=1, entries_created=result.created, entries_updated=result.updated,
-        entries_deactivated=result.deactivated, unchanged=result.unchanged, message=text,
-        message_stored=message_stored, finished_at=now,
-    )
-    result.source.last_crawled_at = now
-    result.source.save(update_fields=["last_crawled_at"])
+    """A finished run row, so the sources page shows imports beside crawls (runs.py)."""
+    run_imported(source=result.source, created=result.created, updated=result.updated,
+                 deactivated=result.deactivated, unchanged=result.unchanged, message=message)
 
 
 def _checked_url(url: str, *, what: str) -> str:

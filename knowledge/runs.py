@@ -1,10 +1,10 @@
-"""A crawl's run (`CrawlRun`): the writes of its row.
+"""A crawl's or an import's run (`CrawlRun`): the one module that writes its row.
 
-A run is made queued (`run_start`). A worker claims a queued run (`run_claim`); its pages are
-fetched (`run_crawling`, the crawl's counters stored as they move: `run_progress`), its vectors
-computed (`run_embedding`, `run_counts_refresh`) and it ends done or failed (`run_finish`). The
-owner's pages (owner/dashboard) and the admin's progress bars poll these rows; what the embedded
-counts mean is in progress.py.
+A run is made queued (`run_start`), or done at once for an import (`run_imported`). A worker
+claims a queued run (`run_claim`); its pages are fetched (`run_crawling`, the crawl's counters
+stored as they move: `run_progress`), its vectors computed (`run_embedding`, `run_counts_refresh`)
+and it ends done or failed (`run_finish`). The owner's pages (owner/dashboard) and the admin's
+progress bars poll these rows; what the embedded counts mean is in progress.py.
 
 What must stay true: every write but the claim is a `Model.save()` of the fields it changes, so
 post_save receivers hear a finished run (owner/insights/receivers.py); the claim is one UPDATE, so
@@ -97,6 +97,23 @@ def run_finish(*, run: CrawlRun, status: str, message: Text = "") -> None:
     _message_set(run, message)
     run.save(update_fields=["status", "finished_at", "message", "message_stored"])
     Source.objects.filter(pk=run.source_id).update(last_crawled_at=run.finished_at)
+
+
+def run_imported(
+    *, source: Source, created: int, updated: int, deactivated: int, unchanged: int, message: Text
+) -> CrawlRun:
+    """A finished run for an import into `source` (a document, Q/A pairs, fragments: one "page"),
+    so the sources page shows imports beside crawls; the source counts as crawled now."""
+    now = timezone.now()
+    text, message_stored = stored_pair(message, MESSAGE_MAX)
+    run = CrawlRun.objects.create(
+        bot_id=source.bot_id, source=source, status=CrawlRun.Status.DONE, pages_total=1, pages_done=1, fetched=1,
+        entries_created=created, entries_updated=updated, entries_deactivated=deactivated, unchanged=unchanged,
+        message=text, message_stored=message_stored, finished_at=now,
+    )
+    source.last_crawled_at = now
+    source.save(update_fields=["last_crawled_at"])
+    return run
 
 
 def _message_set(run: CrawlRun, message: Text) -> None:

@@ -1,6 +1,6 @@
-"""A crawl's run is written in knowledge/runs.py: made queued, claimed by one worker, counted as
-the crawl goes, recounted while vectors fill in, finished with its source marked crawled. Every
-write but the claim is heard by post_save receivers (the owner's tests)."""
+"""A run's row is written in knowledge/runs.py only: made queued or done at once, claimed by one
+worker, counted as the crawl goes, recounted while vectors fill in, finished with its source
+marked crawled. Every write but the claim is heard by post_save receivers (the owner's tests)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from knowledge.runs import (
     run_crawling,
     run_embedding,
     run_finish,
+    run_imported,
     run_progress,
     run_start,
 )
@@ -129,3 +130,13 @@ def test_a_pass_with_nothing_left_finishes_the_runs_whose_fetching_is_over(sourc
     live_runs_refresh(bot_id=bot.pk, model_key=MODEL, finish=True)
     assert (_row(fetching).status, _row(embedding).status) == (CrawlRun.Status.RUNNING, CrawlRun.Status.DONE)
     assert Source.objects.get(pk=source.pk).last_crawled_at == _row(embedding).finished_at
+
+
+def test_an_import_is_recorded_as_a_done_run_of_one_page(source, saved):
+    run = run_imported(source=source, created=3, updated=2, deactivated=1, unchanged=4, message="Документ «прайс»")
+    row = _row(run)
+    assert (row.status, row.pages_total, row.pages_done, row.fetched) == (CrawlRun.Status.DONE, 1, 1, 1)
+    assert (row.entries_created, row.entries_updated, row.entries_deactivated, row.unchanged) == (3, 2, 1, 4)
+    assert row.message == "Документ «прайс»" and row.finished_at is not None
+    assert Source.objects.get(pk=source.pk).last_crawled_at == row.finished_at == source.last_crawled_at
+    assert saved == [CrawlRun.Status.DONE]
