@@ -1,0 +1,151 @@
+"""Every model has one module that writes it (docs/architecture.md). A scan of the apps' source
+(tests, benchmarks and migrations aside) for writes of a Bot outside bots/services.py and of a
+CrawlRun outside knowledge/runs.py: `Model.objects.create/update/...` (directly or after a
+filter), a related manager's write (`source.runs.create`), and `.save(` on a value of the model:
+a name annotated or assigned with it, or the usual name (`bot`, `run`) in a module that uses it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+OWNERS = {"Bot": "bots/services.py", "CrawlRun": "knowledge/runs.py"}
+RELATED = {"Bot": set(), "CrawlRun": {"runs", "crawl_runs"}}  # Source.runs, Bot.crawl_runs
+USUAL_NAMES = {"Bot": {"bot"}, "CrawlRun": {"run"}}
+WRITES = {"create", "get_or_create", "update_or_create", "update", "bulk_create", "bulk_update"}
+SKIPPED = {"tests", "bench", "migrations", ".venv", ".data", ".git"}
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def app_files() -> list[Path]:
+    apps = [path.parent for path in REPO.glob("*/__init__.py") if path.parent.name not in SKIPPED]
+    return sorted(path for app in apps for path in app.rglob("*.py")
+                  if not SKIPPED & set(path.relative_to(REPO).parts))
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def _receiver(node: ast.expr) -> str:
+    """`bot` for `bot.save`, `run` for `self.run.save`; "" for anything else."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _manager_write(call: ast.Call, model: str) -> bool:
+    """`Model.objects[...].create(...)` or `x.runs[...].update(...)`: a write method at the end of a
+    chain that starts at the model's manager or at one of its related managers."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr in WRITES):
+        return False
+    node: ast.expr = call.func.value
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        if isinstance(node, ast.Attribute):
+            if node.attr == "objects" and isinstance(node.value, ast.Name) and node.value.id == model:
+                return True
+            if node.attr in RELATED[model]:
+                return True
+            node = node.value
+        else:
+            node = node.func
+    return False
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """A function's nodes, or a module's outside its functions and classes."""
+    if isinstance(scope, FUNCTIONS):
+        return list(ast.walk(scope))
+    statements = [node for node in getattr(scope, "body", []) if not isinstance(node, (*FUNCTIONS, ast.ClassDef))]
+    return [node for statement in statements for node in ast.walk(statement)]
+
+
+def _held_in(scope: ast.AST, model: str) -> set[str]:
+    """Names holding the model in a function (or a module's own statements): parameters and
+    variables annotated with it, variables assigned from its manager."""
+    held: set[str] = set()
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.arg) and node.annotation is not None and model in _names(node.annotation):
+            held.add(node.arg)
+        elif isinstance(node, ast.AnnAssign) and model in _names(node.annotation):
+            held.add(_receiver(node.target))
+        elif isinstance(node, ast.Assign) and any(
+                isinstance(part, ast.Attribute) and part.attr == "objects" and isinstance(part.value, ast.Name)
+                and part.value.id == model for part in ast.walk(node.value)):
+            held.update(_receiver(target) for target in node.targets)
+    return held - {""}
+
+
+class _Writes(ast.NodeVisitor):
+    """Walks a module keeping, per function, the names that hold the model there (a function also
+    sees its enclosing function's), plus the usual name wherever the module uses the model."""
+
+    def __init__(self, tree: ast.AST, model: str) -> None:
+        self.model, self.lines = model, set[int]()
+        imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                    for alias in node.names}
+        usual = USUAL_NAMES[model] if model in _names(tree) | imported else set()
+        self.held = [usual | _held_in(tree, model)]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.held.append(self.held[-1] | _held_in(node, self.model))
+        self.generic_visit(node)
+        self.held.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        saved = isinstance(func, ast.Attribute) and func.attr == "save" and _receiver(func.value) in self.held[-1]
+        if saved or _manager_write(node, self.model):
+            self.lines.add(node.lineno)
+        self.generic_visit(node)
+
+
+def writes(source: str, model: str) -> list[int]:
+    """Line numbers where `source` writes `model`."""
+    tree = ast.parse(source)
+    visitor = _Writes(tree, model)
+    visitor.visit(tree)
+    return sorted(visitor.lines)
+
+
+@pytest.mark.parametrize(("snippet", "model"), [
+    ("Bot.objects.update_or_create(slug='x', defaults={})", "Bot"),
+    ("Bot.objects.filter(pk=1).update(voice={})", "Bot"),
+    ("def f(row: Bot):\n    row.save(update_fields=['voice'])", "Bot"),
+    ("row = Bot.objects.select_for_update().get(pk=1)\nrow.save()", "Bot"),
+    ("from bots.models import Bot\nself.bot.save()", "Bot"),
+    ("CrawlRun.objects.create(bot_id=1, source=s)", "CrawlRun"),
+    ("CrawlRun.objects.filter(pk=1, status='queued').update(status='running')", "CrawlRun"),
+    ("source.runs.create(bot_id=1)", "CrawlRun"),
+    ("def f(run: CrawlRun | None):\n    run.save(update_fields=['status'])", "CrawlRun"),
+    ("from knowledge.models import CrawlRun\nself.run.save(update_fields=COUNTERS)", "CrawlRun"),
+])
+def test_the_scan_sees_a_write(snippet, model):
+    assert writes(snippet, model)
+
+
+@pytest.mark.parametrize(("snippet", "model"), [
+    ("Bot.objects.filter(pk=1).first()\nconversation.save()", "Bot"),
+    ("run.save(update_fields=['status'])  # a BatchRun: the module knows no CrawlRun", "CrawlRun"),
+    ("from bots.models import Bot\ndef f(obj: Bot):\n    pass\ndef g(obj: ApiKey):\n    obj.save()", "Bot"),
+    ("CrawlRun.objects.filter(source=s).values_list('pk', flat=True).first()", "CrawlRun"),
+])
+def test_the_scan_leaves_reads_and_other_models_alone(snippet, model):
+    assert not writes(snippet, model)
+
+
+def test_a_bot_and_a_crawl_run_are_written_by_their_own_module_only():
+    files = app_files()
+    assert {OWNERS[model] for model in OWNERS} <= {str(path.relative_to(REPO)) for path in files}
+    found = [
+        f"{path.relative_to(REPO)}:{line}: writes a {model} (only {OWNERS[model]} may)"
+        for path in files
+        for model in OWNERS
+        if str(path.relative_to(REPO)) != OWNERS[model]
+        for line in writes(path.read_text(encoding="utf-8"), model)
+    ]
+    assert not found, "\n".join(found)
