@@ -210,10 +210,12 @@ async def ask(ws: Any, client_msg_id: str, text: str) -> dict[str, Any]:
 
 
 def distinct_question(socket_no: int, n: int) -> str:
-    """QUESTION made unique with a tag of Latin letters (no digits, which the rules could read as
-    an order number), so the chain's query-vector cache never has it: each one is embedded."""
-    tag = "".join("abcdefghij"[int(d)] for d in f"{socket_no}{n:05d}{time.time_ns() % 10**6:06d}")
-    return f"{QUESTION} ref {tag}"
+    """QUESTION made unique with a tag of Cyrillic consonants (no digits, which the rules could read
+    as an order number; no Latin, which the scope check without a model reads as a name the site never
+    mentions: knowledge/scope.py), so the chain's query-vector cache never has it: each one is
+    embedded."""
+    tag = "".join("бвгджзклмн"[int(d)] for d in f"{socket_no}{n:05d}{time.time_ns() % 10**6:06d}")
+    return f"{QUESTION} {tag}"
 
 
 def check_reply(kind: str, reply: dict[str, Any]) -> None:
