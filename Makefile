@@ -40,7 +40,7 @@ typecheck: install
 # pytest-xdist: TEST_WORKERS processes (each with its own test database, queue, channel and cache
 # names: assistant/testing.py); a file's tests stay on one worker, so module fixtures are built once.
 # The 20 slowest tests are printed at the end. TEST_WORKERS=0 runs everything in one process.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 2
 pytest: install
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
 

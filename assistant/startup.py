@@ -38,7 +38,7 @@ def system_check() -> None:
 def _warm() -> None:
     started = time.monotonic()
     try:
-        import llm.providers  # noqa: F401  (imports the model SDKs: ~1.4 s for anthropic here)
+        import llm.anthropic_provider  # noqa: F401  (imports the model SDK: ~1.4 s for anthropic here)
         from knowledge.embeddings import get_embedder
 
         get_embedder().query("доставка")  # loads the default embedding model (~1 s here)

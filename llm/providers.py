@@ -11,7 +11,6 @@ from typing import ClassVar
 from django.conf import settings
 
 from bots.models import Bot
-from llm.anthropic_provider import AnthropicProvider
 from llm.base import LLMRequest, LLMResult, ModelClasses, Provider, TextSink
 from llm.budget import over_budget
 from llm.models import BotLLMSettings
@@ -38,6 +37,10 @@ def get_provider(bot: Bot) -> Provider:
         strong=(own.strong_model if own else "") or settings.LLM_STRONG_MODEL,
     )
     if name == "anthropic" and settings.ANTHROPIC_API_KEY:
+        # The SDK is imported on first use, not when the chain is imported: a process starts fast and
+        # assistant/startup.py's warm-up imports it before the first question.
+        from llm.anthropic_provider import AnthropicProvider
+
         return AnthropicProvider(bot_id=bot.pk, models=models)
     if name == "openai" and settings.LLM_OPENAI_BASE_URL:
         return OpenAICompatibleProvider(bot_id=bot.pk, models=models)
