@@ -7,6 +7,7 @@ assistant/) still exists. New ones may be added; to record them, run
 from __future__ import annotations
 
 import json
+from functools import cache
 
 import pytest
 
@@ -15,6 +16,7 @@ from tests.conftest import REPO
 RECORDED = json.loads((REPO / "tests" / "data" / "contracts.json").read_text())
 
 
+@cache
 def current() -> dict[str, list[str]]:
     from django.apps import apps
     from django.core.management import get_commands

@@ -7,24 +7,17 @@ a name annotated or assigned with it, or the usual name (`bot`, `run`) in a modu
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.source import app_files
 
 OWNERS = {"Bot": "bots/services.py", "CrawlRun": "knowledge/runs.py"}
 RELATED = {"Bot": set(), "CrawlRun": {"runs", "crawl_runs"}}  # Source.runs, Bot.crawl_runs
 USUAL_NAMES = {"Bot": {"bot"}, "CrawlRun": {"run"}}
 WRITES = {"create", "get_or_create", "update_or_create", "update", "bulk_create", "bulk_update"}
-SKIPPED = {"tests", "bench", "migrations", ".venv", ".data", ".git"}
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def app_files() -> list[Path]:
-    apps = [path.parent for path in REPO.glob("*/__init__.py") if path.parent.name not in SKIPPED]
-    return sorted(path for app in apps for path in app.rglob("*.py")
-                  if not SKIPPED & set(path.relative_to(REPO).parts))
 
 
 def _names(node: ast.AST) -> set[str]:

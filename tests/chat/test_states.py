@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from chat import states
 from chat.exceptions import AlreadyTaken, ConversationClosed
 from chat.models import Conversation
 from tests.conftest import REPO
+from tests.source import app_files
 
 State = Conversation.State
 AN_HOUR_AGO = timezone.now() - dt.timedelta(hours=1)
@@ -235,9 +235,6 @@ def test_a_conversation_another_operator_holds_is_refused_with_the_holders_name(
 
 # No module but chat/states.py assigns a conversation's state.
 
-# The apps: the packages the layers contract of pyproject.toml names (bench/ and tests/ are not
-# application code: they build rows as they need them).
-APPS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"]
 THE_MODULE = REPO / "chat" / "states.py"
 # Only a conversation has a `state` field, so any of these writes of one is a conversation's.
 WRITES = {"create", "update", "get_or_create", "update_or_create", "bulk_update"}
@@ -289,10 +286,7 @@ def state_writes(source: str) -> Iterator[tuple[int, str]]:
 
 
 def _app_modules() -> list[Path]:
-    return sorted(
-        path for app in APPS for path in (REPO / app).rglob("*.py")
-        if "migrations" not in path.relative_to(REPO).parts and path != THE_MODULE
-    )
+    return [path for path in app_files() if path != THE_MODULE]
 
 
 def test_only_chat_states_sets_a_conversations_state():
