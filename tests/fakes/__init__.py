@@ -1,6 +1,6 @@
 """Local fakes of services at the network edge. `fake_llm` starts the fake Messages API (and
-OpenAI-compatible endpoint) and points the settings at it; import it into a conftest to use it:
-`from tests.fakes import fake_llm  # noqa: F401`."""
+OpenAI-compatible endpoint) and points the settings at it; `fake_telegram` does the same for the
+Telegram Bot API. Import them into a conftest to use them: `from tests.fakes import fake_llm  # noqa: F401`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from tests.fakes.messages_api import FakeLLMServer
+from tests.fakes.telegram_api import FakeTelegram
 
 FAKE_ANTHROPIC_KEY = "sk-ant-fake-test-key"
 FAKE_OPENAI_KEY = "sk-fake-openai-key"
+FAKE_TELEGRAM_TOKEN = "7000000001:AAFakeTelegramTokenForTests_spravka"
 
 
 @pytest.fixture
@@ -31,6 +33,19 @@ def fake_llm(settings: Any) -> Iterator[FakeLLMServer]:
     settings.LLM_MAX_RETRIES = 2
     settings.LLM_RETRY_BACKOFF = 0.01
     settings.LLM_RETRY_MAX_WAIT = 0.5
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_telegram(settings: Any) -> Iterator[FakeTelegram]:
+    """The fake Bot API, with `settings.TELEGRAM_API_BASE` pointing at it and one bot registered
+    under `FAKE_TELEGRAM_TOKEN` (`add_bot` registers more)."""
+    server = FakeTelegram().start()
+    server.add_bot(FAKE_TELEGRAM_TOKEN)
+    settings.TELEGRAM_API_BASE = server.url
     try:
         yield server
     finally:

@@ -1,0 +1,1 @@
+from tests.fakes import fake_telegram  # noqa: F401
