@@ -385,6 +385,16 @@ WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 WEBHOOK_RETRY_BASE = env_float("WEBHOOK_RETRY_BASE", 10.0)  # seconds before the first retry, doubled each time
 
+# --- Messengers: Telegram, VK, MAX (messengers/, docs/channels.md) ---
+INSTALLED_APPS += ["messengers"]
+TELEGRAM_API_BASE = env_str("TELEGRAM_API_BASE", "https://api.telegram.org").rstrip("/")
+MESSENGER_TIMEOUT = env_float("MESSENGER_TIMEOUT", 10.0)  # seconds per call to a messenger
+MESSENGER_MAX_ATTEMPTS = env_int("MESSENGER_MAX_ATTEMPTS", 6)  # a reply is tried this many times
+MESSENGER_RETRY_BASE = env_float("MESSENGER_RETRY_BASE", 2.0)  # seconds before the first retry, doubled each time
+MESSENGER_MAX_BODY = env_int("MESSENGER_MAX_BODY", 262144)  # bytes of one update; larger ones are refused
+# The key messenger tokens are sealed with (core/secrets.py); derived from SECRET_KEY when unset.
+SECRETS_KEY = env_str("SECRETS_KEY", "")
+
 # --- Feedback layer: review queue, Gaps, digest (review/, feedback/) ---
 from celery.schedules import crontab  # noqa: E402
 

@@ -17,6 +17,7 @@ urlpatterns = [
     path("answers/", include("review.urls")),
     path("routes/", include("routes.urls")),
     path("api/", include("api.urls")),  # the REST API, its schema and docs (docs/api.md)
+    path("messengers/", include("messengers.urls")),  # updates posted by Telegram (docs/channels.md)
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),

@@ -39,7 +39,7 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from redis.exceptions import RedisError
 
-from chat import frames
+from chat import frames, signals
 from chat.models import Conversation, Message
 
 logger = logging.getLogger("spravka.chat")
@@ -167,6 +167,9 @@ def publish(
         "messages": message_jsons,
     }))
     transaction.on_commit(lambda: _send_all(events))
+    if to_visitor and conversation.channel != Conversation.Channel.WIDGET:  # no socket there: a messenger
+        signals.visitor_told_on_commit(
+            conversation, [message.pk for message in messages], state if state_changed else "")
 
 
 def publish_typing(conversation_id: int, *, on: bool, by: str) -> None:

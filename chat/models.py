@@ -31,6 +31,14 @@ def _empty_flags() -> dict[str, bool]:
 
 
 class Conversation(models.Model):
+    class Channel(models.TextChoices):
+        """Where the visitor writes from: the site's widget or a messenger (messengers/)."""
+
+        WIDGET = "widget", _("виджет на сайте")
+        TELEGRAM = "telegram", "Telegram"
+        VK = "vk", _("ВКонтакте")
+        MAX = "max", "MAX"
+
     class State(models.TextChoices):
         BOT = "bot", _("отвечает бот")
         WAITING_OPERATOR = "waiting_operator", _("ждёт оператора")
@@ -40,6 +48,9 @@ class Conversation(models.Model):
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="conversations", verbose_name=_("бот"))
     visitor_id = models.CharField(_("посетитель"), max_length=64, validators=[visitor_id_validator])
     state = models.CharField(_("состояние"), max_length=20, choices=State.choices, default=State.BOT)
+    # A messenger's visitor id names the channel and the chat («tg:123»): one conversation per bot ×
+    # channel × chat. What the channel is also stands here, for the inbox's badge and the counts.
+    channel = models.CharField(_("канал"), max_length=16, choices=Channel.choices, default=Channel.WIDGET)
     variant = models.CharField(_("вариант эксперимента"), max_length=64, blank=True)
     outcome = models.CharField(_("итог"), max_length=64, blank=True)
     last_ip = models.GenericIPAddressField(_("последний IP"), null=True, blank=True)

@@ -65,13 +65,16 @@ Role = Message.Role
 
 
 def conversation_open(
-    *, bot: Bot, visitor_id: str, ip: str | None = None, page_url: str | None = None
+    *, bot: Bot, visitor_id: str, ip: str | None = None, page_url: str | None = None,
+    channel: str = Conversation.Channel.WIDGET, visitor_name: str = "",
 ) -> Conversation:
     """The visitor's open conversation, or a new one. Two tabs opening at once meet at the
     `conversation_one_open` constraint and share the winner's conversation. Its bot is marked with
-    the bot's settings token (read before the rows), so later turns see settings changed since."""
+    the bot's settings token (read before the rows), so later turns see settings changed since.
+    A messenger (messengers/) names its `channel` and the visitor's name there."""
     check_visitor_id(visitor_id)
     page = clean_page_url(page_url)
+    visitor_name = clean_line(visitor_name)[:200] if visitor_name else ""
     token = freshness.bot_remember(bot_id=bot.pk)
     conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
     read_with_token = conversation is not None  # its bot row was read after the token
@@ -81,16 +84,18 @@ def conversation_open(
         try:
             with transaction.atomic():
                 conversation = Conversation.objects.create(
-                    bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page,
+                    bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page, channel=channel,
+                    visitor_name=visitor_name,
                     variant=voice.variant_of(bot, visitor_id),  # the A/B arm it is counted in (feedback)
                 )
         except IntegrityError:
             conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
             if conversation is None:  # the winner was closed in between: start over
-                return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url)
+                return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url,
+                                         channel=channel, visitor_name=visitor_name)
             read_with_token = True
     else:
-        changed = {"last_ip": ip, "page_url": page}
+        changed = {"last_ip": ip, "page_url": page, "visitor_name": visitor_name}
         changed = {name: value for name, value in changed.items() if value and getattr(conversation, name) != value}
         if changed:
             for name, value in changed.items():
@@ -204,6 +209,27 @@ def message_accept(*, conversation: Conversation, text: str, client_msg_id: str)
     rules' answer, for callers that answer later (`message_answer`)."""
     taken = message_take(conversation=conversation, text=text, client_msg_id=client_msg_id, answer_rules=False)
     return taken.message, taken.created
+
+
+ATTACHMENTS: Final = frozenset({"photo", "video", "voice", "audio", "sticker", "file", "location"})
+
+
+def message_not_text(*, conversation: Conversation, what: str, client_msg_id: str) -> list[Message]:
+    """A visitor sent something that is not text (a photo, a voice message, a sticker: messengers
+    allow it, the widget does not). It is stored as «[фото]» for the operators; while the bot
+    answers, it says it understands only text. Returns what the visitor should be shown."""
+    label = replies.say(conversation.bot, f"attachment_{what if what in ATTACHMENTS else 'file'}")
+    taken = message_take(conversation=conversation, text=label, client_msg_id=client_msg_id, count=True,
+                         answer_rules=False)
+    if not taken.created:
+        return []
+    if taken.produced is not None:  # a person is awaited or present: they see it in the inbox
+        return taken.produced
+    reply = pipeline.Reply(
+        text=replies.say(conversation.bot, "text_only"), links=[], buttons=[], intent="not_text",
+        source_entry_id=None, sources=[], confidence=None, flags={}, timings={}, llm_meta={"route": "not_text"},
+    )
+    return _store_reply(taken.message, reply)
 
 
 def _fallback_reply(bot: Bot, exc: Exception) -> pipeline.Reply:

@@ -5,6 +5,11 @@ these signals after commit, and they listen (docs/architecture.md, "Apps, lowest
 at — a bot answer stored with low_confidence / unanswered / escalation, a bot answer marked friction
 later (thumbs-down, «нет, не то», the question asked again), or the system note of a handoff. The
 receiver re-reads the message through `chat.selectors`; the signal carries ids only.
+
+`visitor_told(sender=Conversation, conversation_id, channel, message_ids, state)`: something the
+visitor did not cause on their own connection (an operator's message, «оператор на связи», a
+close, a note of a scheduled task) was published to a conversation that lives in a messenger;
+messengers/ hears it and sends it there. `state` is the new state when it changed, else "".
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ import logging
 from django.db import transaction
 from django.dispatch import Signal
 
-from chat.models import Message
+from chat.models import Conversation, Message
 
 logger = logging.getLogger("spravka.chat")
 
 message_flagged = Signal()
+visitor_told = Signal()
 
 
 def flagged_on_commit(message: Message) -> None:
@@ -30,6 +36,22 @@ def flagged_on_commit(message: Message) -> None:
         for receiver, result in message_flagged.send_robust(sender=Message, bot_id=bot_id, message_id=message_id):
             if isinstance(result, Exception):
                 logger.error("message_flagged receiver %r failed for message %s", receiver, message_id,
+                             exc_info=result)
+
+    transaction.on_commit(send)
+
+
+def visitor_told_on_commit(conversation: Conversation, message_ids: list[int], state: str) -> None:
+    """Send `visitor_told` once the caller's transaction commits; a failing receiver is logged."""
+    conversation_id, channel = conversation.pk, conversation.channel
+
+    def send() -> None:
+        for receiver, result in visitor_told.send_robust(
+            sender=Conversation, conversation_id=conversation_id, channel=channel, message_ids=message_ids,
+            state=state,
+        ):
+            if isinstance(result, Exception):
+                logger.error("visitor_told receiver %r failed for conversation %s", receiver, conversation_id,
                              exc_info=result)
 
     transaction.on_commit(send)

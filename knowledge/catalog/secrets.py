@@ -7,35 +7,30 @@ fails honestly and the admin asks for them again (SecretsUnreadable), nothing is
 
 from __future__ import annotations
 
-import base64
 import json
 
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from django.conf import settings
 from django.utils.translation import gettext_noop
 
+from core import secrets
 from core.texts import stored
 from knowledge.catalog.exceptions import SecretsUnreadable
 
-
-def _fernet() -> Fernet:
-    material = (getattr(settings, "ORDER_SECRETS_KEY", "") or settings.SECRET_KEY).encode()
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=b"spravka-order-headers", info=b"v1").derive(material)
-    return Fernet(base64.urlsafe_b64encode(key))
+_PURPOSE = b"spravka-order-headers"  # the HKDF salt these headers were always sealed with
+_KEY_SETTING = "ORDER_SECRETS_KEY"
 
 
 def seal(headers: dict[str, str]) -> str:
-    return _fernet().encrypt(json.dumps(headers, ensure_ascii=False).encode()).decode() if headers else ""
+    if not headers:
+        return ""
+    return secrets.seal(json.dumps(headers, ensure_ascii=False), purpose=_PURPOSE, key_setting=_KEY_SETTING)
 
 
 def unseal(token: str) -> dict[str, str]:
     if not token:
         return {}
     try:
-        data = json.loads(_fernet().decrypt(token.encode()))
-    except (InvalidToken, ValueError) as exc:
+        data = json.loads(secrets.unseal(token, purpose=_PURPOSE, key_setting=_KEY_SETTING))
+    except (secrets.Unreadable, ValueError) as exc:
         raise SecretsUnreadable(stored(gettext_noop(
             "секретные заголовки не расшифровать: ключ изменился — введите их заново"))) from exc
     return {str(name): str(value) for name, value in data.items()}

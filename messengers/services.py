@@ -1,0 +1,158 @@
+"""Connecting a bot to a messenger and the chats that write to it: the one module that writes a
+`Connection` or a `MessengerChat`. The owner's channels page, `manage.py channel` and the admin call
+these.
+
+What must stay true:
+- A token is checked with the messenger before anything is saved for it, and stored sealed
+  (core/secrets.py); the owner sees only its last four characters again.
+- The webhook's address and secret are saved before the messenger is told about them: an update
+  that arrives at once is already recognised.
+- Disconnecting forgets the token; updates that still arrive are acknowledged and ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Final
+
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from bots.models import Bot
+from core import secrets
+from core.texts import Stored, russian, stored, stored_pair
+from messengers import telegram
+from messengers.exceptions import BadToken, Blocked, MessengerError, SendFailed
+from messengers.models import Connection, MessengerChat, new_secret
+
+logger = logging.getLogger("spravka.messengers")
+
+TOKEN_PURPOSE: Final = b"spravka-messenger-token"
+TELEGRAM_TOKEN: Final = re.compile(r"^[0-9]{3,20}:[A-Za-z0-9_-]{20,100}$")
+VISITOR_PREFIX: Final = {Connection.Kind.TELEGRAM: "tg", Connection.Kind.VK: "vk", Connection.Kind.MAX: "max"}
+
+
+class ConnectFailed(Exception):
+    """Connecting did not work; `message` says why in words the owner understands (stored text)."""
+
+    def __init__(self, message: Stored) -> None:
+        super().__init__(russian(message))
+        self.stored = message
+
+
+def token_of(connection: Connection) -> str:
+    return secrets.unseal(connection.token_sealed, purpose=TOKEN_PURPOSE)
+
+
+def webhook_url(connection: Connection) -> str:
+    path = reverse("messengers:telegram", kwargs={"key": connection.webhook_key})
+    return f"{settings.SPRAVKA_PUBLIC_URL}{path}"
+
+
+def _hint(token: str) -> str:
+    return f"…{token[-4:]}"
+
+
+def telegram_connect(*, bot: Bot, token: str) -> Connection:
+    """Check the token with Telegram (getMe), save it sealed, set the webhook. ConnectFailed says
+    what to fix; a failure after saving leaves the connection marked with its error."""
+    token = (token or "").strip()
+    if not TELEGRAM_TOKEN.fullmatch(token):
+        raise ConnectFailed(stored(gettext_noop(
+            "Это не похоже на токен Telegram: он выглядит как 123456789:AAE… — скопируйте его из @BotFather целиком.")))
+    try:
+        account_id, username = telegram.account(token)
+    except BadToken as exc:
+        raise ConnectFailed(stored(gettext_noop(
+            "Telegram не знает этот токен. Проверьте его в @BotFather (команда /token)."))) from exc
+    except (SendFailed, Blocked) as exc:
+        raise ConnectFailed(stored(gettext_noop(
+            "Telegram не ответил: %(error)s. Попробуйте ещё раз через минуту."), error=str(exc)[:200])) from exc
+    with transaction.atomic():
+        connection, _created = Connection.objects.select_for_update().get_or_create(
+            bot=bot, kind=Connection.Kind.TELEGRAM)
+        connection.token_sealed = secrets.seal(token, purpose=TOKEN_PURPOSE)
+        connection.token_hint, connection.account_id, connection.account_name = _hint(token), account_id, username
+        connection.secret = new_secret()  # a new token gets a new secret: old deliveries are refused
+        connection.status, connection.connected_at = Connection.Status.ACTIVE, timezone.now()
+        connection.last_error, connection.last_error_stored, connection.last_error_at = "", None, None
+        connection.webhook_url = webhook_url(connection)
+        connection.save()
+    try:
+        telegram.webhook_set(token, url=connection.webhook_url, secret=connection.secret)
+    except MessengerError as exc:
+        error = stored(gettext_noop("Telegram не принял адрес %(url)s: %(error)s"), url=connection.webhook_url,
+                       error=str(exc)[:200])
+        connection_failing(connection, error)
+        raise ConnectFailed(error) from exc
+    return connection
+
+
+def connection_disconnect(*, connection: Connection) -> Connection:
+    """Stop the webhook (if the messenger still answers) and forget the token."""
+    token = ""
+    try:
+        token = token_of(connection)
+    except secrets.Unreadable:
+        logger.warning("the token of connection %s is unreadable: disconnected without telling Telegram", connection.pk)
+    if token and connection.kind == Connection.Kind.TELEGRAM:
+        try:
+            telegram.webhook_delete(token)
+        except MessengerError as exc:  # the token was revoked, Telegram is away: forget it anyway
+            logger.info("deleteWebhook for connection %s failed: %s", connection.pk, exc)
+    connection.status, connection.token_sealed = Connection.Status.DISCONNECTED, ""
+    connection.save(update_fields=["status", "token_sealed", "updated_at"])
+    return connection
+
+
+def connection_failing(connection: Connection, error: Stored) -> None:
+    """A call that the owner should hear about failed: the status and the last error show it."""
+    connection.last_error, connection.last_error_stored = stored_pair(error, 500)
+    connection.last_error_at = timezone.now()
+    if connection.status != Connection.Status.DISCONNECTED:
+        connection.status = Connection.Status.FAILING
+    connection.save(update_fields=["last_error", "last_error_stored", "last_error_at", "status", "updated_at"])
+
+
+def connection_working(connection: Connection) -> None:
+    """A call went through after failures: the connection is healthy again (the last error stays
+    to be read)."""
+    if connection.status == Connection.Status.FAILING:
+        connection.status = Connection.Status.ACTIVE
+        connection.save(update_fields=["status", "updated_at"])
+
+
+def chat_remember(*, connection: Connection, chat_id: str, name: str, username: str) -> MessengerChat:
+    """The person writing from `chat_id`, their name as the messenger shows it now. Writing again
+    after blocking the bot unblocks it."""
+    chat, created = MessengerChat.objects.get_or_create(
+        connection=connection, chat_id=chat_id, defaults={"name": name[:200], "username": username[:64]})
+    changed = {"name": name[:200], "username": username[:64], "blocked_at": None}
+    changed = {field: value for field, value in changed.items() if getattr(chat, field) != value}
+    if not created and changed:
+        for field, value in changed.items():
+            setattr(chat, field, value)
+        chat.save(update_fields=list(changed))
+    return chat
+
+
+def chat_blocked(chat: MessengerChat, *, blocked: bool = True) -> None:
+    chat.blocked_at = timezone.now() if blocked else None
+    chat.save(update_fields=["blocked_at"])
+
+
+def visitor_id(connection: Connection, chat_id: str) -> str:
+    """The conversation's visitor: one conversation per bot × channel × chat."""
+    return f"{VISITOR_PREFIX[Connection.Kind(connection.kind)]}:{chat_id}"
+
+
+def chat_of_visitor(*, bot_id: int, kind: str, visitor: str) -> MessengerChat | None:
+    prefix, _, chat_id = visitor.partition(":")
+    if not chat_id or VISITOR_PREFIX.get(Connection.Kind(kind)) != prefix:
+        return None
+    return (MessengerChat.objects.select_related("connection")
+            .filter(connection__bot_id=bot_id, connection__kind=kind, chat_id=chat_id).first())

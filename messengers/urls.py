@@ -1,0 +1,9 @@
+from django.urls import path
+
+from messengers import views
+
+app_name = "messengers"
+
+urlpatterns = [
+    path("telegram/<str:key>/", views.telegram_update, name="telegram"),
+]

@@ -1,0 +1,52 @@
+"""Messenger fixtures: the shop bot with its little knowledge (tests/chat/conftest.py), connected to
+the fake Telegram Bot API (tests/fakes/telegram_api.py) through the real python-telegram-bot, and a
+way to post updates to the real webhook view as Telegram does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from messengers import services
+from messengers.models import Connection
+from tests.chat.conftest import knowledge, shop  # noqa: F401
+from tests.fakes import FAKE_TELEGRAM_TOKEN, fake_telegram  # noqa: F401
+from tests.fakes.telegram_api import FakeTelegram
+
+SECRET_HEADER = "HTTP_X_TELEGRAM_BOT_API_SECRET_TOKEN"
+CHAT = 5550001
+
+
+@pytest.fixture
+def fast_retries(settings: Any) -> None:
+    settings.MESSENGER_RETRY_BASE = 0.05
+    settings.MESSENGER_TIMEOUT = 2.0
+    settings.LLM_PROVIDER = "none"
+    settings.SPRAVKA_PUBLIC_URL = "https://spravka.example"
+
+
+@pytest.fixture
+def connected(shop: Any, fake_telegram: FakeTelegram, fast_retries: None) -> Connection:  # noqa: F811
+    """The shop connected to Telegram (getMe and setWebhook answered by the fake)."""
+    return services.telegram_connect(bot=shop, token=FAKE_TELEGRAM_TOKEN)
+
+
+Post = Callable[..., Any]
+
+
+@pytest.fixture
+def post_update(connected: Connection) -> Post:
+    """POST an update to the connection's webhook with its secret (or `secret=` another)."""
+    client = Client()
+
+    def post(update: dict[str, Any] | bytes, *, secret: str | None = None, key: str | None = None) -> Any:
+        body = update if isinstance(update, bytes) else json.dumps(update, ensure_ascii=False).encode()
+        headers = {} if secret == "" else {SECRET_HEADER: connected.secret if secret is None else secret}
+        return client.post(f"/messengers/telegram/{key or connected.webhook_key}/", data=body,
+                           content_type="application/json", **headers)
+
+    return post
