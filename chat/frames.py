@@ -271,6 +271,7 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
         "id": conversation.pk,
         "bot": {"slug": conversation.bot.slug, "name": conversation.bot.name},
         "state": conversation.state,
+        "channel": conversation.channel,
         "visitor": {
             "id": conversation.visitor_id, "name": conversation.visitor_name, "contact": conversation.visitor_contact,
         },

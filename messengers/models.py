@@ -91,6 +91,9 @@ class InboundUpdate(models.Model):
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="updates",
                                    verbose_name=_("подключение"))
     update_id = models.BigIntegerField(_("номер обновления"))
+    # The chat it came from: one chat's updates are handled one at a time, in update order.
+    chat = models.ForeignKey("MessengerChat", on_delete=models.CASCADE, related_name="updates", null=True,
+                             blank=True, verbose_name=_("чат"))
     payload = models.JSONField(_("данные"))
     status = models.CharField(_("состояние"), max_length=16, choices=Status.choices, default=Status.RECEIVED)
     received_at = models.DateTimeField(_("получено"), auto_now_add=True)
@@ -103,7 +106,10 @@ class InboundUpdate(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["connection", "update_id"], name="messenger_update_once"),
         ]
-        indexes = [models.Index(fields=["received_at"], name="messenger_update_age")]
+        indexes = [
+            models.Index(fields=["received_at"], name="messenger_update_age"),
+            models.Index(fields=["chat", "status", "update_id"], name="messenger_update_queue"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.connection_id}:{self.update_id}"
@@ -118,6 +124,8 @@ class MessengerChat(models.Model):
     name = models.CharField(_("имя"), max_length=200, blank=True)
     username = models.CharField(_("имя пользователя"), max_length=64, blank=True)
     blocked_at = models.DateTimeField(_("заблокировал бота"), null=True, blank=True)
+    # Set while a worker handles this chat's updates (messengers/turns.py): the others leave them to it.
+    handling_since = models.DateTimeField(_("обрабатывается с"), null=True, blank=True)
     created_at = models.DateTimeField(_("первое сообщение"), auto_now_add=True)
 
     class Meta:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import timedelta
 from typing import Final
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -138,6 +140,20 @@ def chat_remember(*, connection: Connection, chat_id: str, name: str, username: 
             setattr(chat, field, value)
         chat.save(update_fields=list(changed))
     return chat
+
+
+HANDLING_SECONDS: Final = 180  # a claim older than this belonged to a worker that died
+
+
+def chat_claim(chat_pk: int) -> bool:
+    """Take the chat's turn to handle its updates; False while another worker has it."""
+    now = timezone.now()
+    free = Q(handling_since__isnull=True) | Q(handling_since__lt=now - timedelta(seconds=HANDLING_SECONDS))
+    return bool(MessengerChat.objects.filter(free, pk=chat_pk).update(handling_since=now))
+
+
+def chat_release(chat_pk: int) -> None:
+    MessengerChat.objects.filter(pk=chat_pk).update(handling_since=None)
 
 
 def chat_blocked(chat: MessengerChat, *, blocked: bool = True) -> None:

@@ -8,6 +8,8 @@ What must stay true:
 - An update is handled once: stored under its update id (a resend finds it), the visitor's message
   under «<update>» as client_msg_id (handled again, it finds its stored answer), the calls under
   keys (messengers/delivery.py): none is answered twice.
+- One chat's updates are handled one at a time, in update order (`chat_updates_run`): a
+  visitor's second message is never answered before their first, however many workers run.
 - The chain is the widget's: rules, search, model, checks (chat/services.py → answers/).
 """
 
@@ -67,32 +69,51 @@ def update_receive(*, kind: str, key: str, secret: str, body: bytes) -> InboundU
     read = telegram.incoming(payload)  # BadUpdate for what is not an update
     if not connection.working or read is None:
         return None
+    chat = services.chat_remember(connection=connection, chat_id=read.chat_id, name=read.name,
+                                  username=read.username)
     try:
         with transaction.atomic():
-            update = InboundUpdate.objects.create(connection=connection, update_id=read.update_id, payload=payload)
+            update = InboundUpdate.objects.create(connection=connection, chat=chat, update_id=read.update_id,
+                                                  payload=payload)
     except IntegrityError:  # Telegram sent it again: it is handled (or being handled) already
         return None
-    pk = update.pk
-    transaction.on_commit(lambda: update_handle.delay(pk))
+    chat_pk = chat.pk
+    transaction.on_commit(lambda: update_handle.delay(chat_pk))
     return update
 
 
 @shared_task
-def update_handle(update_pk: int) -> None:
-    """Handle a stored update (Celery)."""
-    update_run(update_pk)
+def update_handle(chat_pk: int) -> None:
+    """Handle a chat's waiting updates (Celery)."""
+    chat_updates_run(chat_pk)
 
 
-def update_run(update_pk: int) -> None:
-    update = InboundUpdate.objects.select_related("connection__bot").filter(pk=update_pk).first()
-    if update is None or update.status not in (InboundUpdate.Status.RECEIVED, InboundUpdate.Status.FAILED):
-        return
+def chat_updates_run(chat_pk: int) -> None:
+    """Handle the chat's waiting updates one at a time, in update order, so a visitor's second
+    message is never answered before their first. A worker that finds another one at it leaves the
+    updates to it; the one at it looks again after letting go, so none is left behind."""
+    while services.chat_claim(chat_pk):
+        try:
+            while (update := _next_update(chat_pk)) is not None:
+                _run(update)
+        finally:
+            services.chat_release(chat_pk)
+        if _next_update(chat_pk) is None:
+            return
+
+
+def _next_update(chat_pk: int) -> InboundUpdate | None:
+    return (InboundUpdate.objects.select_related("connection__bot", "chat")
+            .filter(chat_id=chat_pk, status=InboundUpdate.Status.RECEIVED).order_by("update_id").first())
+
+
+def _run(update: InboundUpdate) -> None:
     connection = update.connection
     read = telegram.incoming(update.payload)
     status: str = InboundUpdate.Status.IGNORED
-    if connection.working and read is not None:
+    if connection.working and read is not None and update.chat is not None:
         try:
-            status = _handle(connection, read)
+            status = _handle(connection, update.chat, read)
         except Exception:
             logger.exception("update %s of connection %s failed", update.update_id, connection.pk)
             status = InboundUpdate.Status.FAILED
@@ -100,9 +121,7 @@ def update_run(update_pk: int) -> None:
     update.save(update_fields=["status", "handled_at"])
 
 
-def _handle(connection: Connection, read: Incoming) -> str:
-    chat = services.chat_remember(connection=connection, chat_id=read.chat_id, name=read.name,
-                                  username=read.username)
+def _handle(connection: Connection, chat: MessengerChat, read: Incoming) -> str:
     if read.kind == "membership":
         services.chat_blocked(chat, blocked=read.blocked)
         return InboundUpdate.Status.HANDLED

@@ -50,3 +50,13 @@ class QAForm(forms.Form):
                                error_messages={"required": _("Напишите вопрос.")})
     answer = forms.CharField(label=_("Ответ"), max_length=5000, strip=True, widget=forms.Textarea(attrs={"rows": 3}),
                              error_messages={"required": _("Напишите ответ.")})
+
+
+class TelegramForm(forms.Form):
+    token = forms.CharField(
+        label=_("Токен бота"), max_length=200, strip=True,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "spellcheck": "false",
+                                          "placeholder": "123456789:AAE…"}),
+        help_text=_(
+            "Его выдаёт @BotFather после команды /newbot. Токен хранится зашифрованным и больше не показывается."),
+    )

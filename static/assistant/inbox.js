@@ -126,7 +126,14 @@
     if (c.waiting_since) row.setAttribute("data-waiting-since", String(c.waiting_since));
     if (c.id === CURRENT) row.setAttribute("aria-current", "page");
     const top = el("span", "conv-top");
-    top.append(el("span", "conv-who", visitorLabel(c)), el("span", "conv-time", timeLabel(c)));
+    const who = el("span", "conv-who");
+    if (c.channel && c.channel !== "widget") {  // a messenger's conversation: its badge before the name
+      const badge = el("span", "conv-channel", (T.channels && T.channels[c.channel]) || c.channel);
+      badge.setAttribute("data-channel", String(c.channel));
+      who.append(badge, " ");
+    }
+    who.append(visitorLabel(c));
+    top.append(who, el("span", "conv-time", timeLabel(c)));
     const holder = c.state === "operator" && c.assigned_to ? " · " + c.assigned_to.name : "";
     const preview = (c.last_message && c.last_message.text) || "";
     const unread = el("span", "conv-unread", c.unread || "");

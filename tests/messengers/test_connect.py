@@ -47,7 +47,8 @@ def test_a_token_telegram_does_not_know_saves_nothing(shop, fake_telegram, fast_
 
 
 def test_a_refused_webhook_leaves_the_connection_marked_with_the_error(shop, fake_telegram, fast_retries):
-    fake_telegram.fail_next("setWebhook", status=400, description="Bad Request: bad webhook: HTTPS url must be provided")
+    fake_telegram.fail_next("setWebhook", status=400,
+                            description="Bad Request: bad webhook: HTTPS url must be provided")
 
     with pytest.raises(services.ConnectFailed, match="Telegram не принял адрес"):
         services.telegram_connect(bot=shop, token=FAKE_TELEGRAM_TOKEN)

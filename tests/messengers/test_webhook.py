@@ -28,8 +28,13 @@ def test_a_forged_update_is_refused_and_nothing_stored(post_update, secret):
     assert not InboundUpdate.objects.exists()
 
 
-@pytest.mark.parametrize("body", [b"", b"not json", b"[1, 2]", b'{"message": {}}', b'{"update_id": "7"}',
-                                  b'{"update_id": 7, "message": {"chat": "nonsense"}}', "\ud800".encode("utf-8", "surrogatepass")])
+NOT_UPDATES = [
+    b"", b"not json", b"[1, 2]", b'{"message": {}}', b'{"update_id": "7"}',
+    b'{"update_id": 7, "message": {"chat": "nonsense"}}', "\ud800".encode("utf-8", "surrogatepass"),
+]
+
+
+@pytest.mark.parametrize("body", NOT_UPDATES)
 def test_a_body_that_is_not_an_update_gets_400(post_update, body):
     response = post_update(body)
     assert response.status_code == 400
