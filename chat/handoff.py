@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from chat import events, frames, services, states, webhooks, writes
@@ -67,14 +67,11 @@ def operator_message_send(*, conversation_id: int, operator: Any, text: str, cli
         joined = _assign(conversation, operator)  # one nobody holds is taken first
         produced = [joined] if joined is not None else []
         state_changed = joined is not None
-        try:
-            with transaction.atomic():
-                message = Message.objects.create(
-                    conversation=conversation, bot_id=conversation.bot_id, role=Role.OPERATOR, text=text,
-                    client_msg_id=client_msg_id, author=operator, author_name=frames.display_name(operator),
-                )
-        except IntegrityError:
-            return Message.objects.get(conversation_id=conversation_id, client_msg_id=client_msg_id)
+        message, created = writes.message_store_operator(
+            conversation, operator=operator, text=text, client_msg_id=client_msg_id
+        )
+        if not created:  # a resend raced the first: the stored one
+            return message
         conversation.unread = 0  # whoever replies has read what came before
         conversation.save(update_fields=["unread", "updated_at"])
         events.publish(conversation, messages=[*produced, message], to_visitor=True, state_changed=state_changed)

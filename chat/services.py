@@ -15,7 +15,8 @@ What must stay true:
   operators' inbox hears about it without chat knowing the inbox exists.
 - The operator-side writes (take, operator messages, release, close) live in `handoff.py`, leads
   and erasure in `leads.py`; all of them lock the conversation row the same way (`locked`). A
-  state changes only in `states.py` (the handoff and the close here call it).
+  state changes only in `states.py` (the handoff and the close here call it), a message is written
+  only in `writes.py` (one named function per kind of write).
 """
 
 from __future__ import annotations
@@ -131,8 +132,7 @@ def _friction_flags(recent: list[Message], text: str) -> dict[str, bool]:
         return flags
     last_answer = next((m for m in recent if m.role == Role.BOT), None)
     if last_answer is not None and not last_answer.flag("friction"):
-        last_answer.flags = {**(last_answer.flags or {}), "friction": True}
-        last_answer.save(update_fields=["flags"])
+        writes.message_flag_add(last_answer, "friction")
         signals.flagged_on_commit(last_answer)
     return {"friction": True, **flags}
 
@@ -184,10 +184,9 @@ def message_take(
         if not any(m.role == Role.VISITOR for m in recent):  # the visitor's first word: an invitation converts
             invitations.invitation_convert(bot_id=current.bot_id, visitor_id=current.visitor_id,
                                            conversation_id=current.pk)
-        message = Message.objects.create(
-            conversation=current, bot_id=current.bot_id, role=Role.VISITOR, text=text,
-            client_msg_id=client_msg_id, flags=flags,
-            intent=(ruled.intent if ruled is not None else reading.intent.name)[:32],
+        message = writes.message_store_visitor(
+            current, text=text, client_msg_id=client_msg_id, flags=flags,
+            intent=ruled.intent if ruled is not None else reading.intent.name,
         )
         message.conversation = conversation
         if not current.bot_answers:  # for the operators: unread in the inbox until one opens it
@@ -271,10 +270,9 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
     bot = conversation.bot
     if not hours.operators_available(bot):
         text = replies.out_of_hours(bot, hours.schedule_text(bot, replies.language(bot)))
-        note = Message.objects.create(
-            conversation=conversation, bot_id=bot.pk, role=Role.SYSTEM, text=text,
-            buttons=replies.handoff_buttons(bot, operators_available=False),
-            llm_meta={"handoff_reason": reason, "out_of_hours": True},
+        note = writes.message_store_system(
+            conversation, text, buttons=replies.handoff_buttons(bot, operators_available=False),
+            meta={"handoff_reason": reason, "out_of_hours": True},
         )
         conversation.handoff_offered = True
         conversation.save(update_fields=["handoff_offered", "updated_at"])
@@ -317,16 +315,6 @@ def _offer_after_answer(conversation: Conversation, visitor_message: Message, an
     return _escalation_offer(conversation, reason, answer_offers=bool(answer.buttons)) if reason else []
 
 
-def _bot_message(conversation: Conversation, visitor_message: Message, reply: pipeline.Reply) -> Message:
-    return Message(
-        conversation=conversation, bot_id=conversation.bot_id, role=Role.BOT, text=reply.text,
-        intent=reply.intent[:32], sources=reply.sources, source_entry_id=reply.source_entry_id,
-        confidence=reply.confidence, links=reply.links, buttons=reply.buttons, cards=reply.cards,
-        flags={k: True for k, v in reply.flags.items() if v}, reply_to=visitor_message,
-        llm_meta={**reply.llm_meta, "timings": reply.timings},
-    )
-
-
 def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Message]:
     """Store the chain's reply and apply the state it asks for. Losing the race to another reply
     for the same message returns that one: the visitor sees a single answer."""
@@ -336,8 +324,7 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
         if stored is not None:  # under the lock: no second answer past this
             return [stored]
         if visitor_message.intent != reply.intent[:32]:  # the model raised another intent than the rules'
-            visitor_message.intent = reply.intent[:32]
-            visitor_message.save(update_fields=["intent"])
+            writes.message_intent_set(visitor_message, reply.intent)
         produced = _store_reply_locked(conversation, visitor_message, reply)
     return produced
 
@@ -348,8 +335,7 @@ def _store_reply_locked(
     """Store `reply` to `visitor_message` in the caller's transaction, the conversation locked, and
     apply the state it asks for (a handoff) or the escalation rules; publish after commit, with
     `question` first when the question itself is not published yet."""
-    message = _bot_message(conversation, visitor_message, reply)
-    message.save(force_insert=True)
+    message = writes.message_store_answer(conversation, visitor_message, reply)
     if message.flags:
         signals.flagged_on_commit(message)
     produced = [message]
@@ -463,12 +449,9 @@ def message_rate(*, conversation: Conversation, message_id: int, rating: int) ->
         )
         if message is None:
             raise NotFound("Это сообщение не найдено в вашем разговоре.")
-        message.rating = rating
+        writes.message_rating_set(message, rating)
         if rating < 0:
-            message.flags = {**(message.flags or {}), "friction": True}
             signals.flagged_on_commit(message)
-        message.save(update_fields=["rating", "flags"])
-        if rating < 0:
             _offer_after_rating(conversation, message, rating)
     return message
 

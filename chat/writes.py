@@ -1,17 +1,23 @@
 """The smallest writes of the chat, shared by its services (services, handoff, leads): what a
-person's text may contain, how a conversation row is locked, and the system notes. Nothing here
-decides what happens in a conversation; the services do."""
+person's text may contain, how a conversation row is locked, and every write of a `Message` (the
+visitor's, the bot's answer, the operator's, the system notes, and later marks on them: flags, the
+intent, the visitor's rating). This is the one module that writes a Message (tests/test_writers.py).
+Nothing here decides what happens in a conversation; the services do: they lock the conversation,
+call these inside their transaction and publish after commit.
+
+The unique constraints of chat/models.py decide the races: a resent client_msg_id or a second
+answer to one message fails here, at the INSERT."""
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
 from django.core.exceptions import ValidationError
-from django.db import connection, models
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from answers import replies
+from answers import pipeline, replies
 from chat import frames
 from chat.exceptions import RateLimited, ValidationFailed
 from chat.models import VISITOR_ID_PATTERN, Conversation, Message, visitor_id_validator
@@ -91,11 +97,90 @@ def system_note(
     flags: dict[str, bool] | None = None, **values: str,
 ) -> Message:
     """A system message in the bot's language (a locked conversation, inside its transaction)."""
-    return Message.objects.create(
-        conversation=conversation, bot_id=conversation.bot_id, role=Message.Role.SYSTEM,
-        text=replies.say(conversation.bot, key, **values), buttons=buttons or [], reply_to=reply_to,
-        llm_meta=meta or {}, flags=flags or {},
+    return message_store_system(
+        conversation, replies.say(conversation.bot, key, **values), buttons=buttons, reply_to=reply_to,
+        meta=meta, flags=flags,
     )
+
+
+# --- messages: every write of a Message -------------------------------------------------------------
+# Each is called on a conversation locked by the caller (`locked`, `touch`), inside its transaction.
+
+
+def message_store_system(
+    conversation: Conversation, text: str, *, buttons: list[dict[str, str]] | None = None,
+    reply_to: Message | None = None, meta: dict[str, object] | None = None,
+    flags: dict[str, bool] | None = None,
+) -> Message:
+    """A system message with its text as given (`system_note` for one of the bot's stored texts)."""
+    return Message.objects.create(
+        conversation=conversation, bot_id=conversation.bot_id, role=Message.Role.SYSTEM, text=text,
+        buttons=buttons or [], reply_to=reply_to, llm_meta=meta or {}, flags=flags or {},
+    )
+
+
+def message_store_visitor(
+    conversation: Conversation, *, text: str, client_msg_id: str, flags: dict[str, bool], intent: str
+) -> Message:
+    """A visitor's message, its text cleaned already (`clean_text`). The caller has looked for the
+    same client_msg_id under the conversation's lock: a resend never gets this far."""
+    return Message.objects.create(
+        conversation=conversation, bot_id=conversation.bot_id, role=Message.Role.VISITOR, text=text,
+        client_msg_id=client_msg_id, flags=flags, intent=intent[:32],
+    )
+
+
+def message_store_answer(conversation: Conversation, visitor_message: Message, reply: pipeline.Reply) -> Message:
+    """The bot's answer to `visitor_message`, as the chain made it. A second answer to one message
+    fails at `message_one_bot_reply`; the caller has looked for one under the conversation's lock."""
+    message = Message(
+        conversation=conversation, bot_id=conversation.bot_id, role=Message.Role.BOT, text=reply.text,
+        intent=reply.intent[:32], sources=reply.sources, source_entry_id=reply.source_entry_id,
+        confidence=reply.confidence, links=reply.links, buttons=reply.buttons, cards=reply.cards,
+        flags={k: True for k, v in reply.flags.items() if v}, reply_to=visitor_message,
+        llm_meta={**reply.llm_meta, "timings": reply.timings},
+    )
+    message.save(force_insert=True)
+    return message
+
+
+def message_store_operator(
+    conversation: Conversation, *, operator: Any, text: str, client_msg_id: str
+) -> tuple[Message, bool]:
+    """An operator's message, signed with their name: (message, created). A resend racing the first
+    meets `message_unique_client_msg_id` inside a savepoint and gets the stored message (created
+    False), the caller's transaction going on."""
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(
+                conversation=conversation, bot_id=conversation.bot_id, role=Message.Role.OPERATOR, text=text,
+                client_msg_id=client_msg_id, author=operator, author_name=frames.display_name(operator),
+            )
+    except IntegrityError:
+        return Message.objects.get(conversation_id=conversation.pk, client_msg_id=client_msg_id), False
+    return message, True
+
+
+def message_flag_add(message: Message, name: str) -> None:
+    """Mark a stored message with flag `name` (a bot answer the visitor complained about or asked
+    again: `friction`); the caller tells the review queue (`signals.flagged_on_commit`)."""
+    message.flags = {**(message.flags or {}), name: True}
+    message.save(update_fields=["flags"])
+
+
+def message_intent_set(message: Message, intent: str) -> None:
+    """A visitor message's intent as the model read it, when it differs from the rules' reading."""
+    message.intent = intent[:32]
+    message.save(update_fields=["intent"])
+
+
+def message_rating_set(message: Message, rating: int) -> None:
+    """A visitor's thumbs on a bot answer read under its row lock; thumbs-down marks it `friction`
+    in the same UPDATE."""
+    message.rating = rating
+    if rating < 0:
+        message.flags = {**(message.flags or {}), "friction": True}
+    message.save(update_fields=["rating", "flags"])
 
 
 # What `touch` reads back: everything of the row that others (operators, the contact form, tasks)
