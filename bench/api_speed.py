@@ -64,7 +64,7 @@ def seed_vectors() -> None:
 
 def build_bots(sizes: list[int]) -> dict[int, Any]:
     from bench import search_speed
-    from knowledge.indexing import lexicon_refresh
+    from knowledge.lexicon import lexicon_refresh
 
     sources = search_speed.source_passages()
     bots = {size: common.bench_bot(f"bench-api-{size}", fresh=True) for size in sizes}

@@ -175,7 +175,7 @@ def search_rows(bot: Any, count: int, *, baseline: bool = True, when: str = "") 
     from knowledge.catalog.models import CatalogOffer
     from knowledge.catalog.products import product_search
     from knowledge.evaluation import percentile
-    from knowledge.indexing import lexicon_refresh
+    from knowledge.lexicon import lexicon_refresh
     from knowledge.search import search_entries
 
     asked = questions(count)

@@ -56,7 +56,7 @@ ANSWER_TEXT = (
 
 def build_bot(size: int, sources: list[Any]) -> Any:
     from bench import search_speed
-    from knowledge.indexing import lexicon_refresh
+    from knowledge.lexicon import lexicon_refresh
 
     bot = common.bench_bot(f"bench-chain-{size}", fresh=True)
     search_speed.drop_hnsw()

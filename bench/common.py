@@ -226,7 +226,8 @@ def embed_bot(bot: Any, model_key: str, *, batch: int = 32) -> tuple[int, int]:
     import numpy as np
     from django.db import connection
 
-    from knowledge.indexing import lexicon_refresh, passage_text
+    from knowledge.drafts import passage_text
+    from knowledge.lexicon import lexicon_refresh
     from knowledge.models import Entry
 
     cache = EmbeddingCache(model_key)

@@ -217,7 +217,7 @@ def main() -> None:
     from django.db import transaction
 
     from knowledge.crawler import crawl_start
-    from knowledge.indexing import passage_text
+    from knowledge.drafts import passage_text
     from knowledge.models import CrawlRun, Entry, Page
     from knowledge.services import source_get_or_create
 

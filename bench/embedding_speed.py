@@ -114,7 +114,7 @@ def package_batch(model: str) -> Callable[[list[str]], Any]:
 def crawl_chunks(count: int) -> list[str]:
     """Chunks as the crawler made them: the VK Cloud copy crawled by bench/retrieval_quality.py
     (passage_text, i.e. title and heading path included); empty if that bench has not run."""
-    from knowledge.indexing import passage_text
+    from knowledge.drafts import passage_text
     from knowledge.models import Entry
 
     slugs = ["bench-vkcloud-use-m3", "bench-vkcloud-e5-small", "bench-crawl-vkcloud"]
@@ -191,9 +191,11 @@ def interleaved_rows(model: str, sets: dict[str, list[str]], baseline: Callable[
 def pending_row(model: str, paragraphs: list[str], count: int) -> list[Any]:
     """A whole embedding pass into PostgreSQL (row update, HNSW and full-text index inserts),
     entries/s, beside the model alone on the same texts: the share of the database writes."""
+    from knowledge.drafts import passage_text
     from knowledge.embeddings import get_embedder
-    from knowledge.indexing import embed_pending, embeddings_reset, passage_text
+    from knowledge.indexing import embed_pending
     from knowledge.models import Entry
+    from knowledge.services import embeddings_reset
 
     texts = chunks(paragraphs, 800, count)
     bot = common.bench_bot("embedding-speed", fresh=True)

@@ -61,7 +61,7 @@ def copy_bot(slug: str, *, without_faq: bool) -> Any:
     """A private copy of the crawled site's entries (vectors included) for one experiment."""
     from django.db import connection
 
-    from knowledge.indexing import lexicon_refresh
+    from knowledge.lexicon import lexicon_refresh
 
     source = common.bench_bot(SOURCE_BOT)
     if not source.entries.filter(active=True).exists():

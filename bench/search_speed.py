@@ -39,7 +39,7 @@ NOISE = 0.018  # per-dimension sigma: cosine to the original vector ~0.9 at 384 
 
 def source_passages() -> list[tuple[str, str, np.ndarray]]:
     """(title, text, vector) of every real passage with a cached e5 vector."""
-    from knowledge.indexing import passage_text
+    from knowledge.drafts import passage_text
     from knowledge.models import Entry
 
     cache = common.EmbeddingCache(MODEL)
@@ -221,7 +221,7 @@ def hybrid_rows(size: int, bot: Any, questions: list[str], vectors: list[np.ndar
 def load_bots(sizes: list[int], *, reuse: bool) -> tuple[dict[int, Any], list[list[Any]]]:
     """One bench bot per size, loaded unless --reuse finds it complete; the HNSW index is rebuilt
     once if anything was loaded. Returns the bots and the set-up timings."""
-    from knowledge.indexing import lexicon_refresh
+    from knowledge.lexicon import lexicon_refresh
     from knowledge.models import Entry
 
     bots: dict[int, Any] = {}

@@ -34,7 +34,8 @@ from knowledge.discovery import Robots, robots_fetch, sitemap_collect
 from knowledge.exceptions import SourceInvalid
 from knowledge.extract import looks_like_file, normalize_url, site_key
 from knowledge.frontier import Frontier
-from knowledge.indexing import LexiconRefresher, embed_pending, embedding_request
+from knowledge.indexing import embed_pending, embedding_request
+from knowledge.lexicon import LexiconRefresher
 from knowledge.models import CrawlRun, Page, Source
 from knowledge.progress import source_pending
 from knowledge.runclaims import run_heartbeat, run_take

@@ -1,7 +1,8 @@
 """Entries before they are stored, as every writer builds them (the crawler, the imports, the
 API and the admin): the draft, the digest that tells a changed entry from an unchanged one, the
-weights by kind, and where a typed question/answer pair goes and by which key. Nothing here
-writes; services.py stores what is drafted here."""
+weights by kind, where a typed question/answer pair goes and by which key, and what the embedding
+model reads of an entry (`passage_text`). Nothing here writes; services.py stores what is drafted
+here."""
 
 from __future__ import annotations
 
@@ -52,3 +53,9 @@ def question_key(question: str) -> str:
     words = re.findall(r"\w+", question.casefold().replace("ё", "е"))
     key = " ".join(words)
     return key if len(key) <= KEY_MAX else f"{key[: KEY_MAX - 41]}~{content_hash(key)[:40]}"
+
+
+def passage_text(entry: Entry) -> str:
+    """What the model reads for an entry: the title and heading path carry the topic of a chunk."""
+    head = " / ".join(part for part in (entry.title, entry.heading_path) if part)
+    return f"{head}\n{entry.text}" if head else entry.text

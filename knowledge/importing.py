@@ -19,20 +19,18 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
-from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from bots.models import Bot
 from core.texts import Stored, stored
 from core.validators import validate_link
 from knowledge.documents import Chunk, decode_text, document_name, extract_chunks
-from knowledge.drafts import DEFAULT_WEIGHT, KEY_MAX, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
+from knowledge.drafts import KEY_MAX, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
 from knowledge.exceptions import DocumentEmpty, DocumentTooLarge, KnowledgeError, QAInvalid, RowsInvalid
 from knowledge.models import Entry, Source
 from knowledge.runs import run_imported
-from knowledge.services import entries_deactivate, entry_upsert
+from knowledge.services import entries_deactivate, entries_replace_in_bulk, entry_upsert
 
 T = TypeVar("T")
 
@@ -191,14 +189,14 @@ def _qa_source(bot: Bot) -> Source:
 def passages_load(*, bot: Bot, filename: str, data: bytes) -> ImportResult:
     """Load `{"id", "title", "text", "url"}` lines as chunks of a `Source(kind=manual)` named
     after the file. Built for 100k lines: validated in memory, written with bulk queries in
-    batches (history included). The file is the source's whole content: ids no longer in it are
-    switched off."""
+    batches, history included (`services.entries_replace_in_bulk`). The file is the source's whole
+    content: ids no longer in it are switched off."""
     name = document_name(filename)
     drafts = _passage_drafts(filename=name, data=data)
     with transaction.atomic():
         _lock_bot(bot)
         source, _created = Source.objects.get_or_create(bot=bot, kind=Source.Kind.MANUAL, title=name[:300])
-        result = _bulk_replace(bot=bot, source=source, drafts=drafts)
+        result = ImportResult(source, **entries_replace_in_bulk(bot=bot, source=source, drafts=drafts))
         _record_run(result, message=stored(gettext_noop("Фрагменты из «%(name)s»"), name=name))
     return result
 
@@ -302,9 +300,8 @@ def _mark_repeated_questions(rows: list[QARow]) -> None:
         first_line.setdefault(key, row.line)
 
 
-# --- reading and writing passages in bulk -----------------------------------------------------
+# --- reading passages in bulk ------------------------------------------------------------------
 
-BATCH = 1000
 _PASSAGE_FIELDS = ("id", "title", "text", "url")
 
 
@@ -361,82 +358,6 @@ def _passage_draft(raw: bytes, *, first: bool) -> EntryDraft | str:
     except ValidationError as exc:
         return _("поле «url»: %(error)s") % {"error": " ".join(exc.messages)}
     return EntryDraft(key=key, title=item.get("title", "").strip(), text=text, url=url)
-
-
-def _bulk_replace(*, bot: Bot, source: Source, drafts: list[EntryDraft]) -> ImportResult:
-    """`_replace_entries` for 100k rows: one query reads what exists, new rows are inserted and
-    changed rows updated in batches of BATCH, each with its history rows (simple_history's bulk
-    helpers; plain bulk_create would leave entries without a first version to roll back to)."""
-    result = ImportResult(source=source)
-    existing = {
-        key: (pk, digest, active)
-        for key, pk, digest, active in Entry.objects.filter(bot=bot, source=source).values_list(
-            "key", "pk", "content_hash", "active"
-        )
-    }
-    new: list[Entry] = []
-    changed: dict[int, EntryDraft] = {}
-    for draft in drafts:
-        known = existing.get(draft.key)
-        if known is None:
-            new.append(_new_entry(bot, source, draft))
-        elif known[1] == _draft_hash(draft) and known[2]:
-            result.unchanged += 1
-        else:
-            changed[known[0]] = draft
-    for batch in _batches(new):
-        bulk_create_with_history(batch, Entry, batch_size=BATCH)
-    _bulk_update(changed)
-    keep = {draft.key for draft in drafts}
-    stale = [pk for key, (pk, _digest, active) in existing.items() if active and key not in keep]
-    _bulk_deactivate(stale)
-    result.created, result.updated, result.deactivated = len(new), len(changed), len(stale)
-    return result
-
-
-def _draft_hash(draft: EntryDraft) -> str:
-    """The same digest `entry_upsert` stores, so either writer recognises the other's rows."""
-    weight = DEFAULT_WEIGHT[Entry.Kind(draft.kind)] if draft.weight is None else draft.weight
-    return content_hash(draft.kind, draft.title, draft.heading_path, draft.text, draft.url, weight)
-
-
-def _new_entry(bot: Bot, source: Source, draft: EntryDraft) -> Entry:
-    return Entry(
-        bot=bot, source=source, key=draft.key, kind=draft.kind, title=draft.title[:1000],
-        heading_path=draft.heading_path[:1000], text=draft.text, url=draft.url[:2000],
-        weight=DEFAULT_WEIGHT[Entry.Kind(draft.kind)], content_hash=_draft_hash(draft),
-    )
-
-
-def _bulk_update(changed: dict[int, EntryDraft]) -> None:
-    """New text drops the stale vector; a row that was only switched off keeps it."""
-    now = timezone.now()
-    fields = ["title", "heading_path", "text", "url", "content_hash", "active", "embedding",
-              "embedding_model", "updated_at"]
-    for pks in _batches(list(changed)):
-        entries = list(Entry.objects.filter(pk__in=pks).defer("search_vector"))
-        for entry in entries:
-            draft = changed[entry.pk]
-            digest = _draft_hash(draft)
-            if digest != entry.content_hash:
-                entry.embedding, entry.embedding_model = None, ""
-            entry.title, entry.heading_path = draft.title[:1000], draft.heading_path[:1000]
-            entry.text, entry.url, entry.content_hash = draft.text, draft.url[:2000], digest
-            entry.active, entry.updated_at = True, now
-        bulk_update_with_history(entries, Entry, fields, batch_size=BATCH)
-
-
-def _bulk_deactivate(pks: list[int]) -> None:
-    now = timezone.now()
-    for batch in _batches(pks):
-        entries = list(Entry.objects.filter(pk__in=batch).defer("search_vector", "embedding"))
-        for entry in entries:
-            entry.active, entry.updated_at = False, now
-        bulk_update_with_history(entries, Entry, ["active", "updated_at"], batch_size=BATCH)
-
-
-def _batches(items: list[T]) -> list[list[T]]:
-    return [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
 
 
 # --- shared -----------------------------------------------------------------------------------

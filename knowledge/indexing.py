@@ -12,27 +12,23 @@ the crawl goes on fetching. What must stay true:
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from celery import shared_task
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Model, Q, QuerySet
 
 from bots.models import Bot
+from knowledge.drafts import passage_text
 from knowledge.embeddings import Embedder, get_embedder
-from knowledge.models import Entry, Lexeme, Wording
+from knowledge.lexicon import lexicon_refresh
+from knowledge.models import Entry, Wording
+from knowledge.services import entry_vectors_store
 
 R = TypeVar("R", bound=Model)
-
-
-def passage_text(entry: Entry) -> str:
-    """What the model reads for an entry: the title and heading path carry the topic of a chunk."""
-    head = " / ".join(part for part in (entry.title, entry.heading_path) if part)
-    return f"{head}\n{entry.text}" if head else entry.text
 
 
 def entries_needing_embedding(bot_id: int, model_key: str) -> Q:
@@ -43,14 +39,15 @@ def embed_pending(
     *, bot_id: int, model_key: str | None = None, batch_size: int | None = None,
     progress: Callable[[int, int], None] | None = None, refresh_lexicon: bool = True,
 ) -> int:
-    """Embed the bot's pending entries (`rows_embed`). Writes bypass history: a vector is not a
-    content change. A vector is written only if the entry's content_hash is still the one that
-    was embedded: an entry edited meanwhile keeps no stale vector and is picked up by the next pass."""
+    """Embed the bot's pending entries (`rows_embed`), storing each batch through
+    `services.entry_vectors_store`: no version (a vector is not a content change), and only where
+    the entry's content_hash is still the one that was embedded, so an entry edited meanwhile keeps
+    no stale vector and is picked up by the next pass."""
     embedder = get_embedder(model_key)
     pending = Entry.objects.filter(entries_needing_embedding(bot_id, embedder.key))
     done = rows_embed(
         rows=pending.only("pk", "title", "heading_path", "text", "content_hash"), text=passage_text,
-        write=lambda batch, vectors: _write_vectors(batch, vectors, embedder.key),
+        write=lambda batch, vectors: entry_vectors_store(entries=batch, vectors=vectors, model_key=embedder.key),
         embedder=embedder, batch_size=batch_size, progress=progress,
     )
     wordings_embed_pending(bot_id=bot_id, embedder=embedder)
@@ -159,112 +156,3 @@ def embed_bot(self: Any, bot_id: int) -> None:
     must not wait behind a politeness-bound crawl, nor the crawl behind it."""
     if Bot.objects.filter(pk=bot_id).exists() and not embed_behind(bot_id=bot_id):
         raise self.retry(countdown=2)  # another pass holds the bot; it may be finishing right now
-
-
-class LexiconRefresher:
-    """Keeps the bot's lexicon current while a crawl stores pages, without paying for a rebuild per
-    page: at most every `every` seconds, and never more than a tenth of the time (a big bot's
-    rebuild takes seconds)."""
-
-    def __init__(self, bot_id: int, every: float = 3.0) -> None:
-        self.bot_id, self.every = bot_id, every
-        self._next = 0.0
-        self.dirty = False
-
-    def changed(self) -> None:
-        self.dirty = True
-        if time.monotonic() >= self._next:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.dirty:
-            return
-        started = time.monotonic()
-        lexicon_refresh(bot_id=self.bot_id)
-        took = time.monotonic() - started
-        self._next = time.monotonic() + max(self.every, 10 * took)
-        self.dirty = False
-
-
-def _write_vectors(batch: list[Entry], vectors: list[str], model_key: str) -> None:
-    """One pipelined round trip per batch instead of one UPDATE per entry through the ORM."""
-    rows = [(vector, model_key, entry.pk, entry.content_hash) for entry, vector in zip(batch, vectors, strict=True)]
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            "UPDATE knowledge_entry SET embedding = %s::vector, embedding_model = %s "
-            "WHERE id = %s AND content_hash = %s",
-            rows,
-        )
-
-
-def embeddings_reset(*, bot_id: int) -> int:
-    """Forget a bot's vectors, so that the next pass re-embeds everything (`reembed --all`)."""
-    return Entry.objects.filter(bot_id=bot_id).update(embedding=None, embedding_model="")
-
-
-# What the lexicon of a bot is (parameters: the bot's id twice): each lexeme of its active entries with
-# the number of entries holding it, and lexeme '' with the number of active entries.
-_LEXICON_WORDS = (
-    "SELECT %s, word, ndoc FROM ts_stat(format("
-    "'SELECT search_vector FROM knowledge_entry WHERE bot_id = %%s AND active', %s::bigint))"
-)
-_LEXICON_SIZE = "SELECT %s, '', count(*) FROM knowledge_entry WHERE bot_id = %s AND active"
-
-LEXICON_LOCK = 7311  # pg_advisory_xact_lock(LEXICON_LOCK, bot_id): one lexicon writer per bot at a time
-
-
-def lexicon_refresh(*, bot_id: int) -> int:
-    """Rebuild the bot's lexicon (lexeme -> number of active entries containing it) that search
-    uses for IDF weights and typo correction; returns the number of lexemes. One statement over
-    the stored tsvectors, so it costs seconds even at 100k entries; it runs after each embedding
-    pass because every content change ends with one. A stale lexicon only shifts weights a little.
-
-    Rebuilds of one bot are serialised (a transaction-level advisory lock, also taken by
-    `lexicon_adjust`): a crawl refreshes the lexicon while the embed queue's pass refreshes it too,
-    and two delete-then-insert rebuilds side by side would insert the same lexeme twice."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [LEXICON_LOCK, bot_id])
-        cursor.execute("DELETE FROM knowledge_lexeme WHERE bot_id = %s", [bot_id])
-        cursor.execute(f"INSERT INTO knowledge_lexeme (bot_id, lexeme, df) {_LEXICON_WORDS}", [bot_id, bot_id])
-        count = cursor.rowcount
-        cursor.execute(f"INSERT INTO knowledge_lexeme (bot_id, lexeme, df) {_LEXICON_SIZE}", [bot_id, bot_id])
-        # Fresh statistics at once: until autovacuum comes round, a new bot's thousands of lexemes
-        # are planned as one row, and every word of a question then scans them all (7 ms at 16k).
-        cursor.execute("ANALYZE knowledge_lexeme")
-    return count
-
-
-def lexicon_adjust(*, entry_id: int, delta: int) -> None:
-    """Count one entry's lexemes in (+1) or out (-1) of its bot's lexicon at once, without the full
-    rebuild: an owner's answer must be found by its words on the next message, and a rebuild costs
-    seconds at 100k entries. The next `lexicon_refresh` recomputes the exact figures anyway."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s::int, bot_id::int) FROM knowledge_entry WHERE id = %s",
-                       [LEXICON_LOCK, entry_id])
-        cursor.execute(
-            "INSERT INTO knowledge_lexeme (bot_id, lexeme, df) "
-            "SELECT e.bot_id, w.word, greatest(%s, 0) FROM knowledge_entry e, "
-            "unnest(tsvector_to_array(e.search_vector)) AS w(word) WHERE e.id = %s "
-            "UNION ALL SELECT e.bot_id, '', greatest(%s, 0) FROM knowledge_entry e WHERE e.id = %s "
-            "ON CONFLICT (bot_id, lexeme) DO UPDATE SET df = greatest(knowledge_lexeme.df + %s, 0)",
-            [delta, entry_id, delta, entry_id, delta],
-        )
-        cursor.execute(
-            "DELETE FROM knowledge_lexeme l USING knowledge_entry e "
-            "WHERE e.id = %s AND l.bot_id = e.bot_id AND l.df <= 0 AND l.lexeme <> ''",
-            [entry_id],
-        )
-
-
-def lexicon_fresh(*, bot_id: int) -> dict[str, int]:
-    """The bot's lexicon as a rebuild (`lexicon_refresh`) would write it now, computed without writing
-    it: lexeme -> number of active entries holding it ('' -> number of active entries). What the
-    stored one (`lexicon_stored`) must equal after every write that adjusts it."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"{_LEXICON_WORDS} UNION ALL {_LEXICON_SIZE}", [bot_id, bot_id, bot_id, bot_id])
-        return {lexeme: df for _bot, lexeme, df in cursor.fetchall()}
-
-
-def lexicon_stored(*, bot_id: int) -> dict[str, int]:
-    """The bot's lexicon as search reads it (lexeme -> document frequency)."""
-    return dict(Lexeme.objects.filter(bot_id=bot_id).values_list("lexeme", "df"))

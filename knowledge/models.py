@@ -256,7 +256,7 @@ class Wording(models.Model):
 
 class Lexeme(models.Model):
     """Derived data for search: each 'russian' lexeme of a bot's active entries with its document
-    frequency (lexeme '' holds the entry count). Rebuilt by knowledge.indexing.lexicon_refresh,
+    frequency (lexeme '' holds the entry count). Rebuilt by knowledge.lexicon.lexicon_refresh,
     read by knowledge.search, never edited. It is a model (not a bare table) so that Django knows
     it: deleting a bot cascades to it and the test flush truncates it."""
 

@@ -1,18 +1,36 @@
 """Writes to the knowledge base. Crawls, imports, the admin and commands all go through here, so
-that a re-run updates the same rows (by `key`) and never creates twins."""
+that a re-run updates the same rows (by `key`) and never creates twins. This is the one module that
+writes an `Entry` (tests/test_writers.py): one by one, in bulk for passage files
+(`entries_replace_in_bulk`), its versions' reverts (`entry_revert`) and the vectors of the
+embedding pass (`entry_vectors_store`, called by knowledge/indexing.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from bots.models import Bot
 from core.texts import Text, stored_pair
 from core.validators import validate_link, validate_web_url
-from knowledge.drafts import DEFAULT_WEIGHT, QA_SOURCE_TITLE, EntryDraft, Outcome, content_hash, question_key
+from knowledge.drafts import (
+    DEFAULT_WEIGHT,
+    QA_SOURCE_TITLE,
+    EntryDraft,
+    Outcome,
+    content_hash,
+    passage_text,
+    question_key,
+)
+from knowledge.lexicon import lexicon_adjust, lexicon_refresh
 from knowledge.models import Entry, Page, Source, Wording
+from knowledge.versions import REASON_REVERT, RESTORED_FIELDS, reason_written
+
+T = TypeVar("T")
 
 
 def entry_upsert(
@@ -76,6 +94,110 @@ def entries_replace_for_page(*, page: Page, drafts: list[EntryDraft]) -> dict[st
     return counts
 
 
+# --- entries in bulk: a passage file of 100k lines (knowledge/importing.py) ------------------------
+
+BULK_BATCH = 1000
+
+
+def entries_replace_in_bulk(*, bot: Bot, source: Source, drafts: list[EntryDraft]) -> dict[str, int]:
+    """`entries_replace_for_page` for 100k rows, the source's whole content: one query reads what
+    exists, new rows are inserted and changed rows updated in batches of BULK_BATCH, each with its
+    history rows (simple_history's bulk helpers; plain bulk_create would leave entries without a first
+    version to roll back to), and the source's entries no longer drafted are switched off. Inside
+    the caller's transaction. Returns the counts: created, updated, unchanged, deactivated."""
+    existing = {
+        key: (pk, digest, active)
+        for key, pk, digest, active in Entry.objects.filter(bot=bot, source=source).values_list(
+            "key", "pk", "content_hash", "active"
+        )
+    }
+    new: list[Entry] = []
+    changed: dict[int, EntryDraft] = {}
+    unchanged = 0
+    for draft in drafts:
+        known = existing.get(draft.key)
+        if known is None:
+            new.append(_new_entry(bot, source, draft))
+        elif known[1] == _draft_hash(draft) and known[2]:
+            unchanged += 1
+        else:
+            changed[known[0]] = draft
+    for batch in _batches(new):
+        bulk_create_with_history(batch, Entry, batch_size=BULK_BATCH)
+    _bulk_update(changed)
+    keep = {draft.key for draft in drafts}
+    stale = [pk for key, (pk, _digest, active) in existing.items() if active and key not in keep]
+    _bulk_deactivate(stale)
+    return {"created": len(new), "updated": len(changed), "unchanged": unchanged, "deactivated": len(stale)}
+
+
+def _draft_hash(draft: EntryDraft) -> str:
+    """The same digest `entry_upsert` stores, so either writer recognises the other's rows."""
+    weight = DEFAULT_WEIGHT[Entry.Kind(draft.kind)] if draft.weight is None else draft.weight
+    return content_hash(draft.kind, draft.title, draft.heading_path, draft.text, draft.url, weight)
+
+
+def _new_entry(bot: Bot, source: Source, draft: EntryDraft) -> Entry:
+    return Entry(
+        bot=bot, source=source, key=draft.key, kind=draft.kind, title=draft.title[:1000],
+        heading_path=draft.heading_path[:1000], text=draft.text, url=draft.url[:2000],
+        weight=DEFAULT_WEIGHT[Entry.Kind(draft.kind)], content_hash=_draft_hash(draft),
+    )
+
+
+def _bulk_update(changed: dict[int, EntryDraft]) -> None:
+    """New text drops the stale vector; a row that was only switched off keeps it."""
+    now = timezone.now()
+    fields = ["title", "heading_path", "text", "url", "content_hash", "active", "embedding",
+              "embedding_model", "updated_at"]
+    for pks in _batches(list(changed)):
+        entries = list(Entry.objects.filter(pk__in=pks).defer("search_vector"))
+        for entry in entries:
+            draft = changed[entry.pk]
+            digest = _draft_hash(draft)
+            if digest != entry.content_hash:
+                entry.embedding, entry.embedding_model = None, ""
+            entry.title, entry.heading_path = draft.title[:1000], draft.heading_path[:1000]
+            entry.text, entry.url, entry.content_hash = draft.text, draft.url[:2000], digest
+            entry.active, entry.updated_at = True, now
+        bulk_update_with_history(entries, Entry, fields, batch_size=BULK_BATCH)
+
+
+def _bulk_deactivate(pks: list[int]) -> None:
+    now = timezone.now()
+    for batch in _batches(pks):
+        entries = list(Entry.objects.filter(pk__in=batch).defer("search_vector", "embedding"))
+        for entry in entries:
+            entry.active, entry.updated_at = False, now
+        bulk_update_with_history(entries, Entry, ["active", "updated_at"], batch_size=BULK_BATCH)
+
+
+def _batches(items: list[T]) -> list[list[T]]:
+    return [items[start : start + BULK_BATCH] for start in range(0, len(items), BULK_BATCH)]
+
+
+# --- vectors: the embedding pass's writes (knowledge/indexing.py) -----------------------------------
+
+
+def entry_vectors_store(*, entries: Sequence[Entry], vectors: Sequence[str], model_key: str) -> None:
+    """One batch of the embedding pass: each entry's vector (a pgvector literal) and the model's key,
+    in one pipelined round trip instead of one UPDATE per entry through the ORM. No version: a
+    vector is not content. Written only where the entry's content_hash is still the one that was
+    embedded, so an entry edited meanwhile keeps no stale vector."""
+    rows = [(vector, model_key, entry.pk, entry.content_hash) for entry, vector in zip(entries, vectors, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE knowledge_entry SET embedding = %s::vector, embedding_model = %s "
+            "WHERE id = %s AND content_hash = %s",
+            rows,
+        )
+
+
+def embeddings_reset(*, bot_id: int) -> int:
+    """Forget a bot's vectors, so that the next pass re-embeds everything (`reembed --all`)."""
+    return Entry.objects.filter(bot_id=bot_id).update(embedding=None, embedding_model="")
+
+
 def page_deactivate(*, page: Page, reason: Text) -> int:
     """A page that disappeared from the site: mark it gone and switch its entries off. `reason`: a
     stored text (core/texts.py), kept untranslated beside its Russian."""
@@ -91,8 +213,6 @@ def document_delete(*, source: Source, reason: str = "") -> int:
     (with `reason`; restorable from its history, as every removal here is), its words leave the
     bot's lexicon and search at once, and the source row goes with its import runs, so the document
     leaves the lists. Returns how many entries were switched off."""
-    from knowledge.indexing import lexicon_refresh
-
     if source.kind != Source.Kind.DOCUMENT:
         raise ValueError(f"source {source.pk} is a {source.kind}, not a document")
     with transaction.atomic():
@@ -168,7 +288,6 @@ def entry_create_answer(
     `supersedes`: a correction's culprits, ids of this bot's entries (lowered for its question only,
     knowledge/search.py). Call it inside the caller's transaction: nothing is visible before commit."""
     from knowledge.embeddings import get_embedder
-    from knowledge.indexing import lexicon_adjust, passage_text
 
     if kind not in OWNER_ANSWERS_KINDS:
         raise ValueError(f"not an owner answer kind: {kind}")
@@ -253,8 +372,6 @@ def _wording_embed(wording: Wording, *, with_vector: bool) -> None:
 
 def entry_withdraw(*, entry: Entry, reason: str = "") -> bool:
     """Switch an owner answer off (an undo): kept and versioned, no longer found."""
-    from knowledge.indexing import lexicon_adjust
-
     locked = Entry.objects.select_for_update().get(pk=entry.pk)
     if not locked.active:
         return False
@@ -349,7 +466,6 @@ def entry_problems(*, kind: str, title: str, text: str, url: str, weight: float)
 def _embed_into(entry: Entry) -> None:
     """Put the entry's vector on the row before it is saved: searchable by meaning at once."""
     from knowledge.embeddings import get_embedder
-    from knowledge.indexing import passage_text
 
     embedder = get_embedder()
     entry.embedding, entry.embedding_model = embedder.passages([passage_text(entry)])[0].tolist(), embedder.key
@@ -373,7 +489,6 @@ def entry_create(
     an `EntryConflict` naming the existing entry, never a twin. Anything wrong: `EntryInvalid`,
     nothing saved."""
     from knowledge.exceptions import EntryInvalid
-    from knowledge.indexing import lexicon_adjust
 
     if kind not in CREATABLE_KINDS:
         raise EntryInvalid({"kind": _("через API создаются записи вида qa (вопрос-ответ) или chunk (фрагмент)")})
@@ -446,8 +561,6 @@ def _entry_store(
     lexicon counts the stored words out (before the save: they are read from the row) and the new
     ones in (after it), whenever the wording changed or the entry was switched off or on; one
     version with `reason`. `fields`: the update_fields of the save, None to save every field."""
-    from knowledge.indexing import lexicon_adjust, passage_text
-
     fields = None if fields is None else list(fields)
     was_active = before is not None and before.active
     reworded = before is None or before.bot_id != entry.bot_id or passage_text(entry) != passage_text(before)
@@ -477,12 +590,37 @@ def _entry_store(
     return entry
 
 
-def entry_restore_version(*, entry: Entry, history_id: int) -> Entry:
-    """Revert to an old version (knowledge.versions.entry_revert, itself a new version) and make the
-    result searchable at once: its vector and its words in the lexicon."""
-    from knowledge.indexing import lexicon_adjust
-    from knowledge.versions import entry_revert
+def entry_revert(*, entry: Entry, history_id: int) -> Entry:
+    """Restore the content of version `history_id` of this entry (knowledge/versions.py: what a
+    version restores, and why it was made), as one more version.
 
+    A changed text drops the vector (it described the newer text), so the next embedding pass
+    re-embeds it; scheduling that pass after commit is the caller's job, as for any edit. The
+    entry row is locked so a concurrent edit cannot interleave with the revert.
+    """
+    from knowledge.exceptions import EntryVersionNotFound
+
+    with transaction.atomic():
+        current = Entry.objects.select_for_update().get(pk=entry.pk)
+        record = current.history.filter(history_id=history_id).first()
+        if record is None:
+            raise EntryVersionNotFound(entry.pk, history_id)
+        old = record.instance
+        text_before = passage_text(current)
+        for name in RESTORED_FIELDS:
+            setattr(current, name, getattr(old, name))
+        fields = [*RESTORED_FIELDS, "updated_at"]
+        if passage_text(current) != text_before:
+            current.embedding, current.embedding_model = None, ""
+            fields += ["embedding", "embedding_model"]
+        current._change_reason = reason_written(REASON_REVERT, n=history_id)  # type: ignore[attr-defined]
+        current.save(update_fields=fields)
+    return current
+
+
+def entry_restore_version(*, entry: Entry, history_id: int) -> Entry:
+    """Revert to an old version (`entry_revert`, itself a new version) and make the result
+    searchable at once: its vector and its words in the lexicon."""
     with transaction.atomic():
         was_active = Entry.objects.select_for_update().filter(pk=entry.pk).values_list("active", flat=True).get()
         if was_active:

@@ -27,7 +27,7 @@ def shelf(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[st
     from django.contrib.auth import get_user_model
 
     from bots.models import Bot, Membership
-    from knowledge.indexing import lexicon_refresh
+    from knowledge.lexicon import lexicon_refresh
     from knowledge.models import Entry
 
     with django_db_blocker.unblock():
@@ -51,7 +51,7 @@ def shelf(live_app: str, django_db_blocker: DjangoDbBlocker) -> Iterator[dict[st
 def test_switching_entries_off_from_the_keyboard(
     page: Page, live_app: str, shelf: dict[str, Any], django_db_blocker: DjangoDbBlocker,
 ):
-    from knowledge.indexing import lexicon_fresh, lexicon_stored
+    from knowledge.lexicon import lexicon_fresh, lexicon_stored
     from knowledge.models import Entry
 
     page.set_viewport_size({"width": 1400, "height": 560})

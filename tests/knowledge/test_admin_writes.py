@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from knowledge.admin import ADMIN_REASON
 from knowledge.drafts import question_key
-from knowledge.indexing import lexicon_fresh, lexicon_refresh, lexicon_stored
+from knowledge.lexicon import lexicon_fresh, lexicon_refresh, lexicon_stored
 from knowledge.models import Entry, Source
 from knowledge.services import entries_review_clear
 

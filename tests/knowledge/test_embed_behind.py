@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 
-from knowledge import indexing
+from knowledge import indexing, lexicon
 from knowledge.models import Entry
 from knowledge.search import W_LEXICAL, W_TRIGRAM, Signals, fuse, is_match, relevance_of, search_entries
 from tests.knowledge.sites import fill_shop
@@ -101,7 +101,7 @@ def test_lexicon_rebuilds_side_by_side_do_not_collide(shop_site, run_crawl, bot)
         try:
             start.wait()
             for _ in range(5):
-                indexing.lexicon_refresh(bot_id=bot.pk)
+                lexicon.lexicon_refresh(bot_id=bot.pk)
         except BaseException as exc:  # the test reports any failure
             errors.append(exc)
         finally:

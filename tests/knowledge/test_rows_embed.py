@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.drafts import EntryDraft
+from knowledge.drafts import EntryDraft, passage_text
 from knowledge.embeddings import DIMENSIONS, get_embedder
-from knowledge.indexing import passage_text, rows_embed, vector_literal
+from knowledge.indexing import rows_embed, vector_literal
 from knowledge.models import Entry
 from knowledge.services import entry_upsert, source_get_or_create
 

@@ -6,7 +6,7 @@ import pytest
 
 from knowledge import scope, selectors
 from knowledge.drafts import EntryDraft
-from knowledge.indexing import lexicon_refresh
+from knowledge.lexicon import lexicon_refresh
 from knowledge.scope import Kind, OnSite, SubjectWord
 from knowledge.services import entry_upsert
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from knowledge.exceptions import EntryVersionNotFound, KnowledgeError
 from knowledge.importing import document_import, qa_add
 from knowledge.models import Entry
-from knowledge.versions import entry_revert
+from knowledge.services import entry_revert
 
 pytestmark = pytest.mark.django_db
 

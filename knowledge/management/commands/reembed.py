@@ -17,7 +17,8 @@ from django.utils.translation import gettext as _
 from bots.exceptions import BotNotFound
 from bots.selectors import bot_by_slug
 from knowledge.embeddings import DIMENSIONS
-from knowledge.indexing import embed_pending, embeddings_reset
+from knowledge.indexing import embed_pending
+from knowledge.services import embeddings_reset
 
 
 class Command(BaseCommand):

@@ -148,7 +148,8 @@ def lexeme_df(bot, word):
 
 
 def test_a_document_is_deleted_its_entries_leave_search_and_stay_in_their_history(owner_client, bot):
-    from knowledge.indexing import embed_pending, lexicon_refresh
+    from knowledge.indexing import embed_pending
+    from knowledge.lexicon import lexicon_refresh
     from knowledge.search import search_entries
 
     source = uploaded(bot)
