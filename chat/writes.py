@@ -104,7 +104,8 @@ def system_note(
 
 
 # --- messages: every write of a Message -------------------------------------------------------------
-# Each is called on a conversation locked by the caller (`locked`, `touch`), inside its transaction.
+# Each is called inside the caller's transaction, on rows it has locked: the conversation (`locked`,
+# `touch`), or for a rating the rated message itself.
 
 
 def message_store_system(
