@@ -17,7 +17,7 @@ from tests.chat.conftest import knowledge, shop  # noqa: F401
 from tests.fakes import FAKE_TELEGRAM_TOKEN, fake_telegram  # noqa: F401
 from tests.fakes.telegram_api import FakeTelegram
 
-SECRET_HEADER = "HTTP_X_TELEGRAM_BOT_API_SECRET_TOKEN"
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 CHAT = 5550001
 
 
@@ -47,6 +47,6 @@ def post_update(connected: Connection) -> Post:
         body = update if isinstance(update, bytes) else json.dumps(update, ensure_ascii=False).encode()
         headers = {} if secret == "" else {SECRET_HEADER: connected.secret if secret is None else secret}
         return client.post(f"/messengers/telegram/{key or connected.webhook_key}/", data=body,
-                           content_type="application/json", **headers)
+                           content_type="application/json", headers=headers)
 
     return post
