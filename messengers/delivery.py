@@ -89,9 +89,9 @@ def _finish(delivery: Delivery, status: str, *, error: str = "", response: int |
 
 
 def _blocked(chat: MessengerChat, delivery: Delivery, error: str) -> None:
-    _finish(delivery, Status.BLOCKED, error=error, response=403)
-    services.chat_blocked(chat)
+    services.chat_blocked(chat)  # first: whoever sees the delivery blocked finds the chat so too
     Delivery.objects.filter(chat=chat, status=Status.PENDING).update(status=Status.BLOCKED)
+    _finish(delivery, Status.BLOCKED, error=error, response=403)
 
 
 def _send_one(chat: MessengerChat, token: str, delivery: Delivery) -> float | None:
