@@ -537,3 +537,10 @@ def recent_questions(*, bot: Bot, since: datetime, limit: int = 200) -> list[Ask
 def question_id_of(*, message_id: int) -> int | None:
     """The visitor's question a bot answer replied to (its id), if any."""
     return Message.objects.filter(pk=message_id).values_list("reply_to_id", flat=True).first()
+
+
+def conversations_by_channel(*, bot: Bot, since: datetime) -> dict[str, int]:
+    """How many conversations each channel (the widget, a messenger) started since `since`."""
+    rows = (Conversation.objects.filter(bot=bot, created_at__gte=since).values("channel")
+            .annotate(count=Count("pk")).order_by())
+    return {row["channel"]: row["count"] for row in rows}

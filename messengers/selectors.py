@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import Count
 from django.utils import timezone
 
 from bots.models import Bot
-from chat.models import Conversation
+from chat import selectors as chat_selectors
 from messengers.models import Connection
 
 
@@ -19,10 +18,7 @@ def connections_of(bot: Bot) -> dict[str, Connection]:
 
 def conversations_by_channel(bot: Bot, *, days: int = 30) -> dict[str, int]:
     """How many conversations each channel (the widget included) started in the last `days` days."""
-    since = timezone.now() - timedelta(days=days)
-    rows = (Conversation.objects.filter(bot=bot, created_at__gte=since).values("channel")
-            .annotate(count=Count("pk")).order_by())
-    return {row["channel"]: row["count"] for row in rows}
+    return chat_selectors.conversations_by_channel(bot=bot, since=timezone.now() - timedelta(days=days))
 
 
 def public_url_reachable(url: str) -> bool:

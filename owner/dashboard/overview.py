@@ -9,14 +9,15 @@ page only reads them. Conversations, thumbs-down and leads are counted live from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
 from django.utils import timezone
 
 from bots.models import Bot
-from chat.selectors import activity_counts
+from chat.models import Conversation
+from chat.selectors import activity_counts, conversations_by_channel
 from feedback.gaps import gap_list
 from feedback.models import Outcome
 from feedback.outcomes import outcome_counts, weekly_stats
@@ -55,6 +56,16 @@ class Overview:
     sources: int
     charts: dict[str, Any]
     gaps: list[dict[str, Any]]
+    # Conversations per channel ({"widget": 12, "telegram": 3}); shown when a messenger has some.
+    by_channel: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def channels_shown(self) -> list[tuple[str, int]]:
+        """(the channel's name, its conversations), the widget first, when any came from a messenger."""
+        if not any(count for channel, count in self.by_channel.items() if channel != Conversation.Channel.WIDGET):
+            return []
+        return [(str(label), self.by_channel.get(value, 0)) for value, label in Conversation.Channel.choices
+                if self.by_channel.get(value)]
 
     @property
     def has_knowledge(self) -> bool:
@@ -86,6 +97,7 @@ def bot_overview(*, bot: Bot, days: int) -> Overview:
         charts={**stats, "has_labels": any(stats["decided"]), "has_gaps": any(stats["gaps"]),
                 "has_outcomes": any(sum(o["counts"]) for o in stats["outcomes"])},
         gaps=gap_list(bot_ids=[bot.pk], bot_id=bot.pk, limit=TOP_GAPS),
+        by_channel=conversations_by_channel(bot=bot, since=since),
     )
 
 

@@ -52,6 +52,18 @@ def test_the_numbers_of_the_period_and_the_charts(owner_client, bot):
     assert wide["conversations"] == 5 and wide["answered"] == 3 and wide["handed_off"] == 2
 
 
+def test_conversations_are_counted_per_channel_once_a_messenger_has_some(owner_client, bot):
+    from chat.models import Conversation
+
+    Conversation.objects.create(bot=bot, visitor_id="v_site")
+    assert 'id="by-channel"' not in owner_client.get("/b/demo/").content.decode()  # the widget alone: nothing to split
+    for chat in ("tg:1", "tg:2"):
+        Conversation.objects.create(bot=bot, visitor_id=chat, channel=Conversation.Channel.TELEGRAM)
+    html = owner_client.get("/b/demo/").content.decode()
+    assert re.search(r'id="by-channel">По каналам: виджет на сайте — 1, Telegram — 2\.<', html)
+    assert stats(html)["conversations"] == 3
+
+
 def test_an_unknown_period_falls_back_to_thirty_days(owner_client, bot):
     html = owner_client.get("/b/demo/?days=abc").content.decode()
     assert 'href="?days=30" aria-current="true"' in html
