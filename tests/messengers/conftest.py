@@ -45,7 +45,8 @@ def post_update(connected: Connection) -> Post:
 
     def post(update: dict[str, Any] | bytes, *, secret: str | None = None, key: str | None = None) -> Any:
         body = update if isinstance(update, bytes) else json.dumps(update, ensure_ascii=False).encode()
-        headers = {} if secret == "" else {SECRET_HEADER: connected.secret if secret is None else secret}
+        headers: dict[str, Any] = {} if secret == "" else {
+            SECRET_HEADER: connected.secret if secret is None else secret}
         return client.post(f"/messengers/telegram/{key or connected.webhook_key}/", data=body,
                            content_type="application/json", headers=headers)
 

@@ -91,6 +91,7 @@ def test_the_operator_button_the_operator_and_back_to_the_bot(
 
 def test_what_is_not_text_is_named_in_the_transcript(post_update, fake_telegram, celery_worker_thread):
     post_update(photo_update(8, CHAT))
+    fake_telegram.wait_for("sendMessage", chat_id=CHAT)  # one after the other: two workers take them
     post_update(sticker_update(9, CHAT))
     sent = fake_telegram.wait_for("sendMessage", count=2, chat_id=CHAT, timeout=WAIT)
     assert all("понимаю только текст" in call.params["text"] for call in sent)
