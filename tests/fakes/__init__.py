@@ -1,6 +1,7 @@
 """Local fakes of services at the network edge. `fake_llm` starts the fake Messages API (and
 OpenAI-compatible endpoint) and points the settings at it; `fake_telegram` does the same for the
-Telegram Bot API. Import them into a conftest to use them: `from tests.fakes import fake_llm  # noqa: F401`."""
+Telegram Bot API, `fake_vk` for the VK API. Import them into a conftest to use them:
+`from tests.fakes import fake_llm  # noqa: F401`."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import pytest
 
 from tests.fakes.messages_api import FakeLLMServer
 from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.vk_api import GROUP_ID, FakeVK
 
 FAKE_ANTHROPIC_KEY = "sk-ant-fake-test-key"
 FAKE_OPENAI_KEY = "sk-fake-openai-key"
 FAKE_TELEGRAM_TOKEN = "7000000001:AAFakeTelegramTokenForTests_spravka"
+FAKE_VK_TOKEN = "vk1.a.FakeCommunityTokenForTests_spravka-0123456789abcdefABCDEF_0123456789"
+FAKE_VK_GROUP_ID = GROUP_ID
 
 
 @pytest.fixture
@@ -46,6 +50,19 @@ def fake_telegram(settings: Any) -> Iterator[FakeTelegram]:
     server = FakeTelegram().start()
     server.add_bot(FAKE_TELEGRAM_TOKEN)
     settings.TELEGRAM_API_BASE = server.url
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_vk(settings: Any) -> Iterator[FakeVK]:
+    """The fake VK API, with `settings.VK_API_BASE` pointing at it and one community registered
+    under `FAKE_VK_TOKEN` (group FAKE_VK_GROUP_ID; `add_community` registers more)."""
+    server = FakeVK().start()
+    server.add_community(FAKE_VK_TOKEN, group_id=FAKE_VK_GROUP_ID)
+    settings.VK_API_BASE = server.url
     try:
         yield server
     finally:
