@@ -116,6 +116,10 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "attachment_file": "[файл]",
         "attachment_location": "[место на карте]",
         "contact_share_button": "Поделиться номером",
+        # A messenger without a button that shares the phone (VK): the visitor types it.
+        "contact_type_phone": (
+            "Чтобы оставить контакт, напишите в ответ номер телефона. Отправляя его, вы подтверждаете:"
+        ),
         "escalation_offer": "Похоже, я не смог помочь. Позвать оператора? Он ответит здесь же.",
         "order_status": "Заказ {number}: {status}.",
         "order_date": "\nОжидаемая дата доставки: {date}.",
@@ -252,6 +256,7 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "attachment_file": "[file]",
         "attachment_location": "[location]",
         "contact_share_button": "Share my phone number",
+        "contact_type_phone": "To leave your contact, reply with your phone number. By sending it you confirm:",
         "escalation_offer": "It looks like I could not help. Shall I call an operator? They will reply right here.",
         "order_status": "Order {number}: {status}.",
         "order_date": "\nExpected delivery date: {date}.",

@@ -8,8 +8,12 @@ What must stay true:
 - Nothing is sent twice: a delivery has a key (the message and its part, or the update it answers)
   unique in its chat, and a delivery is claimed (`claimed_at`) before its call; a claim older than
   CLAIM_SECONDS belonged to a process that died and is taken over.
-- A 403 (the user blocked the bot) marks the chat blocked and every delivery waiting for it; no
-  retry. A call refused for good (400) fails alone, and the chat goes on.
+- A user who blocked the bot (Telegram's 403, VK's errors 901 and 902) marks the chat blocked and
+  every delivery waiting for it; no retry. A call refused for good (400) fails alone, and the chat
+  goes on.
+- Calls are made by the connection's transport (messengers/transports.py): rows keep the method
+  and the parameters as the messenger takes them (VK's random_id too, so a retry is the same
+  message to VK and never shown twice).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from django.utils.translation import gettext_noop
 from chat.models import Message
 from core import secrets
 from core.texts import stored
-from messengers import services, telegram
+from messengers import services, transports
 from messengers.exceptions import BadToken, Blocked, SendFailed
 from messengers.models import Connection, Delivery, MessengerChat
 from messengers.outgoing import Outgoing, outgoing
@@ -40,9 +44,7 @@ Status = Delivery.Status
 
 
 def _calls(connection: Connection, chat_id: str, shown: Outgoing) -> list[tuple[str, dict[str, Any]]]:
-    if connection.kind == Connection.Kind.TELEGRAM:
-        return telegram.calls(chat_id, shown)
-    raise NotImplementedError(connection.kind)
+    return transports.of(connection.kind).calls(chat_id, shown)
 
 
 def _make(chat: MessengerChat, key: str, method: str, params: dict[str, Any], message_id: int | None) -> None:
@@ -98,15 +100,15 @@ def _send_one(chat: MessengerChat, token: str, delivery: Delivery) -> float | No
     """One call; the seconds to wait before the chat goes on, or None to go on now (or stop: blocked)."""
     delivery.attempts += 1
     connection = chat.connection
+    transport = transports.of(connection.kind)
     try:
-        telegram.call(token, delivery.method, delivery.params)
+        transport.call(token, delivery.method, delivery.params)
     except Blocked as exc:
         _blocked(chat, delivery, str(exc))
         return None
     except BadToken as exc:
         _finish(delivery, Status.FAILED, error=str(exc), response=401)
-        services.connection_failing(connection, stored(gettext_noop(
-            "Telegram больше не принимает токен: подключите бота заново.")))
+        services.connection_failing(connection, stored(transport.TOKEN_REFUSED))
         return None
     except SendFailed as exc:
         if exc.retryable and delivery.attempts < settings.MESSENGER_MAX_ATTEMPTS:

@@ -3,8 +3,9 @@
 What must stay true:
 - A bot has at most one connection per messenger; its token is stored sealed (core/secrets.py) and
   only its last four characters are ever shown again.
-- An update is stored once per connection and update id: Telegram resending it (our answer was
-  slow, the network dropped it) is acknowledged and never answered twice.
+- An update is stored once per connection and event id (Telegram's update_id, VK's event_id, as
+  text): the messenger resending it (our answer was slow, the network dropped it) is acknowledged
+  and never answered twice.
 - Every call to a messenger that a visitor should see is a `Delivery` row with its attempts, like
   the owner's webhooks: what failed can be read and retried.
 - A chat whose user blocked the bot is marked (`MessengerChat.blocked_at`): nothing is sent to it,
@@ -27,7 +28,8 @@ def new_webhook_key() -> str:
 
 
 def new_secret() -> str:
-    """Telegram's secret_token: 1–256 characters of A-Z, a-z, 0-9, «_» and «-»."""
+    """Telegram's secret_token: 1–256 characters of A-Z, a-z, 0-9, «_» and «-». (VK's secret is
+    the one the owner typed in the community's Callback API settings.)"""
     return secrets.token_urlsafe(32)
 
 
@@ -54,6 +56,8 @@ class Connection(models.Model):
     webhook_key = models.CharField(_("ключ адреса"), max_length=64, unique=True, default=new_webhook_key,
                                    editable=False)
     secret = models.CharField(_("секрет обновлений"), max_length=64, default=new_secret, editable=False)
+    # VK: the string the Callback API's handshake must read back to confirm the address.
+    confirmation = models.CharField(_("строка подтверждения адреса"), max_length=64, blank=True)
     webhook_url = models.CharField(_("адрес для обновлений"), max_length=500, blank=True)
     last_error = models.CharField(_("последняя ошибка"), max_length=500, blank=True)
     last_error_stored = models.JSONField(_("ошибка для перевода"), null=True, blank=True, editable=False)
@@ -90,8 +94,9 @@ class InboundUpdate(models.Model):
 
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="updates",
                                    verbose_name=_("подключение"))
-    update_id = models.BigIntegerField(_("номер обновления"))
-    # The chat it came from: one chat's updates are handled one at a time, in update order.
+    event_id = models.CharField(_("номер события"), max_length=64)
+    update_id = models.BigIntegerField(_("номер обновления"), null=True, blank=True)  # Telegram's
+    # The chat it came from: one chat's updates are handled one at a time, in arrival order.
     chat = models.ForeignKey("MessengerChat", on_delete=models.CASCADE, related_name="updates", null=True,
                              blank=True, verbose_name=_("чат"))
     payload = models.JSONField(_("данные"))
@@ -104,15 +109,15 @@ class InboundUpdate(models.Model):
         verbose_name_plural = _("обновления мессенджера")
         ordering = ["-received_at"]
         constraints = [
-            models.UniqueConstraint(fields=["connection", "update_id"], name="messenger_update_once"),
+            models.UniqueConstraint(fields=["connection", "event_id"], name="messenger_event_once"),
         ]
         indexes = [
             models.Index(fields=["received_at"], name="messenger_update_age"),
-            models.Index(fields=["chat", "status", "update_id"], name="messenger_update_queue"),
+            models.Index(fields=["chat", "status", "id"], name="messenger_update_queue"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.connection_id}:{self.update_id}"
+        return f"{self.connection_id}:{self.event_id}"
 
 
 class MessengerChat(models.Model):

@@ -1,6 +1,6 @@
 """What a stored message becomes in a messenger, before any messenger's own format: the text (an
 operator's name before theirs, a system note apart), its source pages as link buttons, the way to a
-person as a button, product cards as a short list with links. Each transport (telegram.py, …)
+person as a button, product cards as a short list with links. Each transport (telegram.py, vk.py)
 turns an `Outgoing` into its calls; nothing here knows a messenger's API.
 
 The text stays plain here: a transport escapes it for its own markup, so nothing a visitor, an
@@ -38,6 +38,7 @@ class Outgoing:
     cards: list[Link] = field(default_factory=list)  # «name — price» with the product's page
     operator_button: str = ""  # the label of «Позвать оператора», when offered
     contact_button: str = ""  # «Поделиться номером», when a contact is asked instead of an operator
+    contact_prompt: str = ""  # the same asked in words, where no button shares a phone (VK): type it
     consent: str = ""  # shown with that button: the consent (152-FZ) sharing the number gives
 
 
@@ -60,12 +61,13 @@ def _card(card: dict[str, object]) -> Link | None:
     return Link(url=str(shown["url"]), title=title)
 
 
-def contact_offer(bot: Bot) -> tuple[str, str]:
-    """The button that shares the visitor's phone and the consent it gives, with the policy's address."""
+def contact_offer(bot: Bot) -> tuple[str, str, str]:
+    """The button that shares the visitor's phone, the words that ask for it where there is no such
+    button, and the consent sharing it gives, with the policy's address."""
     consent = replies.say(bot, "lead_consent")
     if bot.privacy_policy_url:
         consent = f"{consent} {bot.privacy_policy_url}"
-    return replies.say(bot, "contact_share_button"), consent
+    return replies.say(bot, "contact_share_button"), replies.say(bot, "contact_type_phone"), consent
 
 
 def outgoing(message: Message, bot: Bot) -> Outgoing:
@@ -76,14 +78,14 @@ def outgoing(message: Message, bot: Bot) -> Outgoing:
     ][:MAX_LINKS]
     cards = [made for made in (_card(card) for card in (message.cards or [])[:MAX_CARDS]) if made is not None]
     buttons = {str(button.get("id")): _label(str(button.get("label", ""))) for button in message.buttons or []}
-    share, consent = contact_offer(bot) if LEAD_BUTTON_ID in buttons else ("", "")
+    share, prompt, consent = contact_offer(bot) if LEAD_BUTTON_ID in buttons else ("", "", "")
     return Outgoing(
         text=message.text,
         author=message.author_name if message.role == Message.Role.OPERATOR else "",
         note=message.role == Message.Role.SYSTEM,
         links=links, cards=cards,
         operator_button=buttons.get(OPERATOR_BUTTON_ID, ""),
-        contact_button=share, consent=consent,
+        contact_button=share, contact_prompt=prompt, consent=consent,
     )
 
 

@@ -3,8 +3,9 @@
 these.
 
 What must stay true:
-- A token is checked with the messenger before anything is saved for it, and stored sealed
-  (core/secrets.py); the owner sees only its last four characters again.
+- A token is checked with the messenger before anything is saved for it (Telegram's getMe, VK's
+  groups.getById), and stored sealed (core/secrets.py); the owner sees only its last four
+  characters again.
 - The webhook's address and secret are saved before the messenger is told about them: an update
   that arrives at once is already recognised.
 - Disconnecting forgets the token; updates that still arrive are acknowledged and ignored.
@@ -27,7 +28,7 @@ from django.utils.translation import gettext_noop
 from bots.models import Bot
 from core import secrets
 from core.texts import Stored, russian, stored, stored_pair
-from messengers import telegram
+from messengers import telegram, transports, vk
 from messengers.exceptions import BadToken, Blocked, MessengerError, SendFailed
 from messengers.models import Connection, MessengerChat, new_secret
 
@@ -35,6 +36,9 @@ logger = logging.getLogger("spravka.messengers")
 
 TOKEN_PURPOSE: Final = b"spravka-messenger-token"
 TELEGRAM_TOKEN: Final = re.compile(r"^[0-9]{3,20}:[A-Za-z0-9_-]{20,100}$")
+VK_TOKEN: Final = re.compile(r"^[A-Za-z0-9._-]{40,512}$")  # vk1.a.… now, 85 hex characters before
+VK_CONFIRMATION: Final = re.compile(r"^[A-Za-z0-9]{4,64}$")  # 8 hex characters, as VK shows it
+VK_SECRET: Final = re.compile(r"^[A-Za-z0-9_-]{8,50}$")
 VISITOR_PREFIX: Final = {Connection.Kind.TELEGRAM: "tg", Connection.Kind.VK: "vk", Connection.Kind.MAX: "max"}
 
 
@@ -51,7 +55,7 @@ def token_of(connection: Connection) -> str:
 
 
 def webhook_url(connection: Connection) -> str:
-    path = reverse("messengers:telegram", kwargs={"key": connection.webhook_key})
+    path = reverse(f"messengers:{connection.kind}", kwargs={"key": connection.webhook_key})
     return f"{settings.SPRAVKA_PUBLIC_URL}{path}"
 
 
@@ -94,18 +98,65 @@ def telegram_connect(*, bot: Bot, token: str) -> Connection:
     return connection
 
 
+def vk_connect(*, bot: Bot, token: str, confirmation: str, secret: str) -> Connection:
+    """Check a community's token with VK (groups.getById), save it sealed with the Callback API's
+    confirmation string and secret the owner copied from the community's settings. ConnectFailed
+    says what to fix. The webhook's address (`webhook_url`) is then pasted into those settings:
+    VK checks it with the confirmation handshake, answered from what is saved here."""
+    token, confirmation, secret = (token or "").strip(), (confirmation or "").strip(), (secret or "").strip()
+    if not VK_TOKEN.fullmatch(token):
+        raise ConnectFailed(stored(gettext_noop(
+            "Это не похоже на ключ доступа сообщества ВКонтакте: создайте его в «Управление → Работа с API → "
+            "Ключи доступа» (с доступом к сообщениям) и скопируйте целиком.")))
+    if not VK_CONFIRMATION.fullmatch(confirmation):
+        raise ConnectFailed(stored(gettext_noop(
+            "Нужна строка, которую должен вернуть сервер: она показана в «Управление → Работа с API → Callback "
+            "API», например 1a2b3c4d.")))
+    if not VK_SECRET.fullmatch(secret):
+        raise ConnectFailed(stored(gettext_noop(
+            "Секретный ключ: от 8 до 50 латинских букв и цифр. Придумайте его и впишите в настройках Callback API "
+            "сообщества и здесь.")))
+    try:
+        account_id, name = vk.community(token)
+    except BadToken as exc:
+        raise ConnectFailed(stored(gettext_noop(
+            "ВКонтакте не знает этот ключ доступа. Проверьте его в «Управление → Работа с API → Ключи доступа».")
+        )) from exc
+    except SendFailed as exc:
+        if exc.retryable:
+            raise ConnectFailed(stored(gettext_noop(
+                "ВКонтакте не ответил: %(error)s. Попробуйте ещё раз через минуту."), error=str(exc)[:200])) from exc
+        raise ConnectFailed(stored(gettext_noop(
+            "Это не ключ сообщества (%(error)s): нужен ключ из «Управление → Работа с API» самого сообщества."),
+            error=str(exc)[:200])) from exc
+    except Blocked as exc:  # not said of groups.getById: counted as VK not answering
+        raise ConnectFailed(stored(gettext_noop(
+            "ВКонтакте не ответил: %(error)s. Попробуйте ещё раз через минуту."), error=str(exc)[:200])) from exc
+    with transaction.atomic():
+        connection, _created = Connection.objects.select_for_update().get_or_create(bot=bot, kind=Connection.Kind.VK)
+        connection.token_sealed = secrets.seal(token, purpose=TOKEN_PURPOSE)
+        connection.token_hint, connection.account_id, connection.account_name = _hint(token), account_id, name
+        connection.secret, connection.confirmation = secret, confirmation
+        connection.status, connection.connected_at = Connection.Status.ACTIVE, timezone.now()
+        connection.last_error, connection.last_error_stored, connection.last_error_at = "", None, None
+        connection.webhook_url = webhook_url(connection)
+        connection.save()
+    return connection
+
+
 def connection_disconnect(*, connection: Connection) -> Connection:
-    """Stop the webhook (if the messenger still answers) and forget the token."""
+    """Stop the webhook (if the messenger still answers and can be told) and forget the token."""
     token = ""
     try:
         token = token_of(connection)
     except secrets.Unreadable:
-        logger.warning("the token of connection %s is unreadable: disconnected without telling Telegram", connection.pk)
-    if token and connection.kind == Connection.Kind.TELEGRAM:
+        logger.warning("the token of connection %s is unreadable: disconnected without telling the messenger",
+                       connection.pk)
+    if token:
         try:
-            telegram.webhook_delete(token)
-        except MessengerError as exc:  # the token was revoked, Telegram is away: forget it anyway
-            logger.info("deleteWebhook for connection %s failed: %s", connection.pk, exc)
+            transports.of(connection.kind).forget(token)
+        except MessengerError as exc:  # the token was revoked, the messenger is away: forget it anyway
+            logger.info("stopping the updates of connection %s failed: %s", connection.pk, exc)
     connection.status, connection.token_sealed = Connection.Status.DISCONNECTED, ""
     connection.save(update_fields=["status", "token_sealed", "updated_at"])
     return connection
@@ -133,7 +184,8 @@ def chat_remember(*, connection: Connection, chat_id: str, name: str, username: 
     after blocking the bot unblocks it."""
     chat, created = MessengerChat.objects.get_or_create(
         connection=connection, chat_id=chat_id, defaults={"name": name[:200], "username": username[:64]})
-    changed = {"name": name[:200], "username": username[:64], "blocked_at": None}
+    # A name the update does not carry (VK's carry none) keeps the one known.
+    changed = {"name": name[:200] or chat.name, "username": username[:64] or chat.username, "blocked_at": None}
     changed = {field: value for field, value in changed.items() if getattr(chat, field) != value}
     if not created and changed:
         for field, value in changed.items():

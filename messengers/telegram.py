@@ -9,7 +9,8 @@ server or the tests' fake (tests/fakes/telegram_api.py) when the setting says so
 
 Nothing here touches the database: `incoming` reads an update into an `Incoming`, `calls` turns an
 `Outgoing` into the calls that show it, `call` makes one and maps Telegram's answers onto
-messengers.exceptions.
+messengers.exceptions. The module is a transport (messengers/transports.py): vk.py offers the same
+functions.
 """
 
 from __future__ import annotations
@@ -22,19 +23,21 @@ from datetime import timedelta
 from typing import Any, Final, TypeVar
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from telegram import Bot as TelegramBot
 from telegram import Update, error
 from telegram.request import HTTPXRequest
 from telegram.warnings import PTBUserWarning
 
 from messengers.exceptions import BadToken, BadUpdate, Blocked, SendFailed
-from messengers.incoming import Incoming, Kind
+from messengers.incoming import OPERATOR, Incoming, Kind
 from messengers.outgoing import Outgoing, split
 
 MAX_TEXT: Final = 4096  # sendMessage's limit, in characters after the markup is parsed
 TEXT_MARGIN: Final = 700  # an operator's name and up to five product lines
 ALLOWED_UPDATES: Final = ["message", "callback_query", "my_chat_member"]
-OPERATOR_DATA: Final = "operator"  # callback data of «Позвать оператора»
+OPERATOR_DATA: Final = OPERATOR  # callback data of «Позвать оператора»
+TOKEN_REFUSED: Final = gettext_noop("Telegram больше не принимает токен: подключите бота заново.")
 NOT_TEXT: Final = {  # what a message without text carries, as the inbox shows it
     "photo": "photo", "video": "video", "voice": "voice", "audio": "audio", "video_note": "video",
     "sticker": "sticker", "document": "file", "animation": "video", "location": "location",
@@ -108,6 +111,11 @@ def webhook_delete(token: str) -> None:
     call(token, "deleteWebhook", {})
 
 
+def forget(token: str) -> None:
+    """Disconnecting: Telegram stops posting updates (deleteWebhook)."""
+    webhook_delete(token)
+
+
 # ----- updates in ---------------------------------------------------------------------------------
 
 
@@ -117,7 +125,22 @@ def _name(user: Any) -> str:
     return " ".join(part for part in (user.first_name, user.last_name) if part)
 
 
-def incoming(payload: dict[str, Any]) -> Incoming | None:
+def secret_in(payload: Any) -> str:
+    """Telegram sends the secret in a header (X-Telegram-Bot-Api-Secret-Token), never in the body."""
+    return ""
+
+
+def account_in(payload: Any) -> str:
+    """An update does not say which bot it is for: the webhook's address does."""
+    return ""
+
+
+def profile(token: str, chat_id: str) -> tuple[str, str]:
+    """Telegram names the user in every update: nothing to ask."""
+    return "", ""
+
+
+def incoming(payload: Any) -> Incoming | None:
     """What an update means to Spravka, or None for one it ignores (an edit, a channel post).
     BadUpdate when it is not a Telegram update at all."""
     if not isinstance(payload, dict) or not isinstance(payload.get("update_id"), int):
@@ -128,9 +151,10 @@ def incoming(payload: dict[str, Any]) -> Incoming | None:
         raise BadUpdate(str(exc)) from exc
     if update is None:
         raise BadUpdate("empty")
+    event_id, number = str(update.update_id), update.update_id
     if update.my_chat_member is not None:  # the user blocked (kicked) or restarted the bot
         member = update.my_chat_member
-        return Incoming(update_id=update.update_id, chat_id=str(member.chat.id), kind="membership",
+        return Incoming(event_id=event_id, update_id=number, chat_id=str(member.chat.id), kind="membership",
                         name=_name(member.from_user), username=member.from_user.username or "",
                         blocked=member.new_chat_member.status == "kicked")
     if update.callback_query is not None:
@@ -138,16 +162,18 @@ def incoming(payload: dict[str, Any]) -> Incoming | None:
         chat = query.message.chat if query.message is not None else None
         if chat is None:
             return None
-        return Incoming(update_id=update.update_id, chat_id=str(chat.id), kind="button", name=_name(query.from_user),
-                        username=query.from_user.username or "", data=query.data or "", query_id=query.id)
+        return Incoming(event_id=event_id, update_id=number, chat_id=str(chat.id), kind="button",
+                        name=_name(query.from_user), username=query.from_user.username or "", data=query.data or "",
+                        query_id=query.id)
     message = update.message
     if message is None or message.chat.type != "private":  # groups and channels are not visitors
         return None
     sender = message.from_user
 
     def read(kind: Kind, *, text: str = "", phone: str = "", what: str = "") -> Incoming:
-        return Incoming(update_id=update.update_id, chat_id=str(message.chat.id), kind=kind, name=_name(sender),
-                        username=(sender.username or "") if sender else "", text=text, phone=phone, what=what)
+        return Incoming(event_id=event_id, update_id=number, chat_id=str(message.chat.id), kind=kind,
+                        name=_name(sender), username=(sender.username or "") if sender else "", text=text,
+                        phone=phone, what=what)
 
     if message.contact is not None:
         return read("contact", phone=message.contact.phone_number or "")
@@ -217,9 +243,9 @@ def typing(token: str, chat_id: str) -> None:
         pass
 
 
-def button_answered(token: str, query_id: str) -> None:
+def button_answered(token: str, read: Incoming) -> None:
     """Stop the button's spinner in the user's app (a courtesy too)."""
     try:
-        call(token, "answerCallbackQuery", {"callback_query_id": query_id})
+        call(token, "answerCallbackQuery", {"callback_query_id": read.query_id})
     except (SendFailed, Blocked, BadToken):
         pass

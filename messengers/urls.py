@@ -6,4 +6,5 @@ app_name = "messengers"
 
 urlpatterns = [
     path("telegram/<str:key>/", views.telegram_update, name="telegram"),
+    path("vk/<str:key>/", views.vk_update, name="vk"),
 ]

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
 from bots.exceptions import BotNotFound
+from bots.models import Bot
 from bots.selectors import bot_by_slug
 from core.texts import shown
 from messengers import services
@@ -14,12 +15,18 @@ from messengers.models import Connection
 
 class Command(BaseCommand):
     # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
-    help = _("Подключить бота к мессенджеру: channel SLUG telegram --token TOKEN; отключить: --disconnect")
+    help = _("Подключить бота к мессенджеру: channel SLUG telegram --token TOKEN; channel SLUG vk --token TOKEN "
+             "--confirmation CODE --secret SECRET; отключить: --disconnect")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help=_("код бота"))
-        parser.add_argument("messenger", choices=[Connection.Kind.TELEGRAM], help=_("мессенджер: telegram"))
-        parser.add_argument("--token", default="", help=_("токен бота от @BotFather"))
+        parser.add_argument("messenger", choices=[Connection.Kind.TELEGRAM, Connection.Kind.VK],
+                            help=_("мессенджер: telegram или vk"))
+        parser.add_argument("--token", default="",
+                            help=_("токен бота от @BotFather или ключ доступа сообщества ВКонтакте"))
+        parser.add_argument("--confirmation", default="",
+                            help=_("ВКонтакте: строка, которую должен вернуть сервер (настройки Callback API)"))
+        parser.add_argument("--secret", default="", help=_("ВКонтакте: секретный ключ из настроек Callback API"))
         parser.add_argument("--disconnect", action="store_true", help=_("отключить и забыть токен"))
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -34,6 +41,9 @@ class Command(BaseCommand):
             services.connection_disconnect(connection=connection)
             self.stdout.write(self.style.SUCCESS(_("Отключено: токен забыт, обновления больше не принимаются.")))
             return
+        if options["messenger"] == Connection.Kind.VK:
+            self._vk(bot, options)
+            return
         if not options["token"]:
             raise CommandError(_("Нужен токен: --token 123456789:AAE… (его выдаёт @BotFather)."))
         try:
@@ -42,3 +52,16 @@ class Command(BaseCommand):
             raise CommandError(shown(exc.stored)) from exc
         self.stdout.write(self.style.SUCCESS(_("Подключён @%(name)s. Адрес для обновлений: %(url)s") % {
             "name": connection.account_name, "url": connection.webhook_url}))
+
+    def _vk(self, bot: Bot, options: dict[str, Any]) -> None:
+        if not (options["token"] and options["confirmation"] and options["secret"]):
+            raise CommandError(_("Нужны ключ доступа сообщества, строка подтверждения и секретный ключ: "
+                                 "--token vk1.a.… --confirmation 1a2b3c4d --secret …"))
+        try:
+            connection = services.vk_connect(bot=bot, token=options["token"], confirmation=options["confirmation"],
+                                             secret=options["secret"])
+        except services.ConnectFailed as exc:
+            raise CommandError(shown(exc.stored)) from exc
+        self.stdout.write(self.style.SUCCESS(_(
+            "Подключено сообщество «%(name)s». Вставьте этот адрес в «Управление → Работа с API → Callback API» "
+            "и нажмите «Подтвердить»: %(url)s") % {"name": connection.account_name, "url": connection.webhook_url}))
