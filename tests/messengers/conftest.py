@@ -1,6 +1,7 @@
 """Messenger fixtures: the shop bot with its little knowledge (tests/chat/conftest.py), connected to
-the fake Telegram Bot API (tests/fakes/telegram_api.py) through the real python-telegram-bot, and a
-way to post updates to the real webhook view as Telegram does."""
+the fake Telegram Bot API (tests/fakes/telegram_api.py) through the real python-telegram-bot, or to
+the fake VK API (tests/fakes/vk_api.py) through messengers/vk.py, and a way to post updates to the
+real webhook views as Telegram and VK's Callback API do."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from django.test import Client
 from messengers import services
 from messengers.models import Connection
 from tests.chat.conftest import knowledge, shop  # noqa: F401
-from tests.fakes import FAKE_TELEGRAM_TOKEN, fake_telegram  # noqa: F401
+from tests.fakes import FAKE_TELEGRAM_TOKEN, FAKE_VK_TOKEN, fake_telegram, fake_vk  # noqa: F401
 from tests.fakes.telegram_api import FakeTelegram
+from tests.fakes.vk_api import FakeVK
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 CHAT = 5550001
+VK_SECRET = "Sekret_VK_2026"  # the owner's Callback API secret in the tests
+VK_CONFIRMATION = "1a2b3c4d"
 
 
 @pytest.fixture
@@ -49,5 +53,24 @@ def post_update(connected: Connection) -> Post:
             SECRET_HEADER: connected.secret if secret is None else secret}
         return client.post(f"/messengers/telegram/{key or connected.webhook_key}/", data=body,
                            content_type="application/json", headers=headers)
+
+    return post
+
+
+@pytest.fixture
+def vk_connected(shop: Any, fake_vk: FakeVK, fast_retries: None) -> Connection:  # noqa: F811
+    """The shop connected to a VK community (groups.getById answered by the fake)."""
+    return services.vk_connect(bot=shop, token=FAKE_VK_TOKEN, confirmation=VK_CONFIRMATION, secret=VK_SECRET)
+
+
+@pytest.fixture
+def post_vk(vk_connected: Connection) -> Post:
+    """POST an event (or raw bytes) to the connection's VK webhook, as the Callback API does."""
+    client = Client()
+
+    def post(event: dict[str, Any] | bytes, *, key: str | None = None) -> Any:
+        body = event if isinstance(event, bytes) else json.dumps(event, ensure_ascii=False).encode()
+        return client.post(f"/messengers/vk/{key or vk_connected.webhook_key}/", data=body,
+                           content_type="application/json")
 
     return post
