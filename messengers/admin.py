@@ -33,7 +33,7 @@ class ConnectionAdmin(ReadOnly):
     list_filter = ["kind", "status"]
     list_select_related = ["bot"]
     fields = readonly_fields = ("bot", "kind", "status", "account_name", "account_id", "token_hint", "webhook_url",
-                                "connected_at", "last_error_at", "shown_error")
+                                "confirmation", "connected_at", "last_error_at", "shown_error")
 
     @admin.display(description=_("последняя ошибка"))
     def shown_error(self, connection: Connection) -> str:

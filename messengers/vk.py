@@ -15,7 +15,8 @@ VK answers HTTP 200 either way: `{"response": …}` or `{"error": {"error_code":
 has not allowed the community's messages) and 902 (their privacy settings) → Blocked; 1 (unknown
 error), 6 (too many requests per second), 9 (flood control), 10 (internal error), HTTP 429 and 5xx,
 timeouts → SendFailed that may be retried (VK gives no retry_after: the delivery's backoff waits);
-any other code → SendFailed for good. A failure's `status` is VK's error code, or the HTTP status
+any other code → SendFailed for good (912, a keyboard in a community with bot features off, is
+first tried again without the keyboard). A failure's `status` is VK's error code, or the HTTP status
 when VK did not answer with JSON.
 
 Events: the Callback API posts `{"type", "group_id", "event_id", "secret", "object", "v"}`. The
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import secrets
 from typing import Any, Final
@@ -47,6 +49,8 @@ from messengers.exceptions import BadToken, BadUpdate, Blocked, SendFailed
 from messengers.incoming import OPERATOR, Incoming, Kind
 from messengers.outgoing import Outgoing, split
 
+logger = logging.getLogger("spravka.messengers")
+
 VK_API_VERSION: Final = "5.199"
 MAX_TEXT: Final = 4096  # messages.send's limit, in characters
 TEXT_MARGIN: Final = 900  # an operator's name, the request for a phone with its consent, five product lines
@@ -56,6 +60,7 @@ CHATS_FROM: Final = 2_000_000_000  # peer ids from here on are group conversatio
 BAD_TOKEN_CODES: Final = frozenset({5})
 BLOCKED_CODES: Final = frozenset({901, 902})
 RETRY_CODES: Final = frozenset({1, 6, 9, 10})
+NO_BOT_FEATURES: Final = 912  # «Возможности ботов» are off in the community: no keyboards
 NOT_TEXT: Final = {  # attachment types, as the inbox names them
     "photo": "photo", "graffiti": "photo", "video": "video", "audio": "audio", "audio_message": "voice",
     "sticker": "sticker", "doc": "file",
@@ -99,7 +104,31 @@ def _failure(method: str, error: dict[str, Any]) -> Exception:
 
 
 def call(token: str, method: str, params: dict[str, Any]) -> Any:
-    """One VK API method with JSON-able parameters; its `response`, or our exception."""
+    """One VK API method with JSON-able parameters; its `response`, or our exception. A message
+    whose keyboard VK refuses because the community has bot features off (912) is sent again
+    without it, its links written into the text: the visitor gets the answer all the same."""
+    try:
+        return _call(token, method, params)
+    except SendFailed as exc:
+        if exc.status != NO_BOT_FEATURES or method != "messages.send" or "keyboard" not in params:
+            raise
+    logger.warning("the community has bot features off: a message is sent without its buttons")
+    plain = {key: value for key, value in params.items() if key != "keyboard"}
+    links = _links(params["keyboard"])
+    if links:
+        plain["message"] = f"{params.get('message', '')}\n\n{links}"
+    return _call(token, method, plain)
+
+
+def _links(keyboard: Any) -> str:
+    """The link buttons of a keyboard as lines of text."""
+    rows = keyboard.get("buttons") if isinstance(keyboard, dict) else None
+    actions = [button.get("action") or {} for row in rows or [] for button in row if isinstance(button, dict)]
+    return "\n".join(f"• {_literal(str(action.get('label', '')))}: {action.get('link')}" for action in actions
+                     if isinstance(action, dict) and action.get("type") == "open_link")
+
+
+def _call(token: str, method: str, params: dict[str, Any]) -> Any:
     form = _form(params) | {"access_token": token, "v": VK_API_VERSION}
     try:
         answer = httpx.post(f"{settings.VK_API_BASE}/method/{method}", data=form,

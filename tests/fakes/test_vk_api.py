@@ -93,6 +93,18 @@ def test_what_vk_refuses_in_a_message(fake_vk: FakeVK, params: dict[str, Any], c
     assert refused.value.status == code and not refused.value.retryable
 
 
+def test_without_bot_features_a_message_goes_without_its_keyboard(fake_vk: FakeVK) -> None:
+    fake_vk.bot_features(False)
+    keyboard = {"inline": True, "buttons": [
+        [{"action": {"type": "open_link", "link": "https://shop.example/delivery", "label": "Доставка"}}],
+        [{"action": {"type": "callback", "label": "Позвать оператора", "payload": '{"cmd":"operator"}'}}]]}
+    assert send("300 ₽.", random_id=5, keyboard=keyboard) == 1
+    refused, sent = fake_vk.calls_of("messages.send")
+    assert refused.error == 912 and "keyboard" not in sent.params
+    assert sent.params["message"] == "300 ₽.\n\n• Доставка: https://shop.example/delivery"
+    assert sent.params["random_id"] == "5"
+
+
 def test_a_blocked_peer_is_901(fake_vk: FakeVK) -> None:
     fake_vk.block(PEER)
     with pytest.raises(Blocked, match="901"):

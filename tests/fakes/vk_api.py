@@ -25,6 +25,8 @@ Switches, from the test's thread:
   "Can't send messages for users without permission";
 - `fail_next(method, code=10, times=1, message=None)`: the next calls of that method answer VK's
   error `code` (6 too many requests per second, 9 flood control, 10 internal error, 902, 5, ...);
+- `bot_features(False)`: the community has «Возможности ботов» off: a message with a keyboard
+  answers 912;
 - `down(status=500)` / `up()`: every call answers that HTTP status with an HTML page, until `up()`;
 - `delay(seconds)`: wait before every answer (longer than the client's timeout = a timeout).
 """
@@ -56,6 +58,7 @@ MESSAGES = {
     901: "Can't send messages for users without permission",
     902: "Can't send messages to this user due to their privacy settings",
     911: "Keyboard format is invalid",
+    912: "This is a chat bot feature, change this status in settings",
     914: "Message is too long",
 }
 MAX_MESSAGE = 4096
@@ -125,6 +128,7 @@ class FakeVK:
         self._faults: dict[str, deque[Fault]] = defaultdict(deque)
         self._down: int | None = None
         self._delay = 0.0
+        self._bot_features = True
         self.calls: list[Call] = []
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
@@ -179,6 +183,10 @@ class FakeVK:
         """The next `times` calls of `method` answer VK's error `code`."""
         with self._lock:
             self._faults[method].extend(Fault(code, message or MESSAGES.get(code, "Error")) for _ in range(times))
+
+    def bot_features(self, on: bool) -> None:
+        with self._lock:
+            self._bot_features = on
 
     def down(self, status: int = 500) -> None:
         with self._lock:
@@ -287,6 +295,8 @@ class FakeVK:
             return error(914, params=params)
         if peer in self._blocked:
             return error(901, params=params)
+        if "keyboard" in params and not self._bot_features:
+            return error(912, params=params)
         if "keyboard" in params and not _keyboard_ok(params["keyboard"]):
             return error(911, params=params)
         first = community.sent.get((peer, random_id))
