@@ -32,6 +32,8 @@ from tests.fakes.vk_api import (
 from tests.messengers.conftest import CHAT, VK_SECRET
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+WAIT = 30.0  # seconds: a loaded machine may take a while to embed the first question
 POLICY = "https://shop.example/privacy/"
 OPERATOR_BUTTON = {"action": {"type": "callback", "label": "Позвать оператора", "payload": '{"cmd":"operator"}'}}
 
@@ -46,7 +48,7 @@ def _conversation() -> Conversation:
 
 def test_start_greets(post_vk, fake_vk, celery_worker_thread):
     post_vk(start_event(CHAT, secret=VK_SECRET))
-    sent = fake_vk.wait_for("messages.send", peer_id=CHAT)[0].params
+    sent = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)[0].params
     assert sent["message"] == "Здравствуйте! Чем могу помочь?"
     assert sent["random_id"].isdigit() and "keyboard" not in sent
 
@@ -58,7 +60,7 @@ def test_a_first_message_is_answered_from_the_site_with_its_source_button(
     event = new(DELIVERY_QUESTION)
     assert post_vk(event).content == b"ok"
 
-    reply = fake_vk.wait_for("messages.send", peer_id=CHAT)[0].params
+    reply = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)[0].params
     assert "300 ₽" in reply["message"]
     assert reply["dont_parse_links"] == "1" and reply["disable_mentions"] == "1"
     assert reply["keyboard"]["inline"] is True
@@ -73,17 +75,17 @@ def test_a_first_message_is_answered_from_the_site_with_its_source_button(
     _wait(lambda: InboundUpdate.objects.get(event_id=event["event_id"]).status == InboundUpdate.Status.HANDLED)
 
     post_vk(new("А возврат?"))
-    fake_vk.wait_for("messages.send", count=2, peer_id=CHAT)
+    fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=WAIT)
     assert len(fake_vk.calls_of("users.get")) == 1  # the name is asked once per chat
 
 
 def test_a_resent_event_is_answered_once(post_vk, knowledge, fake_vk, celery_worker_thread):
     event = new(DELIVERY_QUESTION)
     post_vk(event)
-    fake_vk.wait_for("messages.send", peer_id=CHAT)
+    fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)
     post_vk(event)  # VK did not hear our ok and sends it again
     post_vk(new("А возврат?"))
-    fake_vk.wait_for("messages.send", count=2, peer_id=CHAT)
+    fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=WAIT)
     assert len(fake_vk.sent_texts(CHAT)) == 2
     assert Message.objects.filter(role="visitor").count() == 2
 
@@ -92,14 +94,14 @@ def test_the_operator_button_the_operator_and_back_to_the_bot(
     post_vk, knowledge, fake_vk, celery_worker_thread, django_user_model
 ):
     post_vk(new(UNKNOWN_QUESTION))
-    no_answer = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=15)[0].params
+    no_answer = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)[0].params
     assert no_answer["keyboard"]["buttons"][-1] == [OPERATOR_BUTTON]
 
     press = message_event(CHAT, {"cmd": "operator"}, secret=VK_SECRET)
     assert post_vk(press).content == b"ok"
-    note = fake_vk.wait_for("messages.send", count=2, peer_id=CHAT)[1].params
+    note = fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=WAIT)[1].params
     assert "Оператор подключится" in note["message"]
-    answered = fake_vk.wait_for("messages.sendMessageEventAnswer")[0].params
+    answered = fake_vk.wait_for("messages.sendMessageEventAnswer", timeout=WAIT)[0].params
     assert answered == {"event_id": press["object"]["event_id"], "user_id": str(CHAT), "peer_id": str(CHAT),
                         "v": "5.199"}
     conversation = _conversation()
@@ -109,18 +111,18 @@ def test_the_operator_button_the_operator_and_back_to_the_bot(
     handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
     handoff.operator_message_send(conversation_id=conversation.pk, operator=operator,
                                   text="Парковки нет, но <есть> площадка рядом & бесплатно.", client_msg_id="op-1")
-    sent = fake_vk.wait_for("messages.send", count=4, peer_id=CHAT)
+    sent = fake_vk.wait_for("messages.send", count=4, peer_id=CHAT, timeout=WAIT)
     assert "Оператор Ольга на связи." in sent[2].params["message"]
     assert sent[3].params["message"] == "Ольга:\nПарковки нет, но <есть> площадка рядом & бесплатно."  # plain text
 
     post_vk(new("Спасибо, а где она?"))  # the bot stays silent: the operator has it
     handoff.conversation_release(conversation_id=conversation.pk, operator=operator)
-    sent = fake_vk.wait_for("messages.send", count=5, peer_id=CHAT)
+    sent = fake_vk.wait_for("messages.send", count=5, peer_id=CHAT, timeout=WAIT)
     assert Conversation.objects.get(pk=conversation.pk).state == Conversation.State.BOT
     assert not any("Спасибо, а где она" in call.params["message"] for call in sent)  # a visitor's words never echo
 
     post_vk(new("А сколько стоит доставка?"))  # back with the bot: it answers again
-    fake_vk.wait_for("messages.send", count=6, peer_id=CHAT, timeout=15)
+    fake_vk.wait_for("messages.send", count=6, peer_id=CHAT, timeout=WAIT)
     _wait(lambda: conversation.messages.order_by("-id").values_list("role", flat=True).first() == "bot")
 
     random_ids = [call.params["random_id"] for call in fake_vk.calls_of("messages.send", peer_id=CHAT)]
@@ -130,7 +132,7 @@ def test_the_operator_button_the_operator_and_back_to_the_bot(
 def test_what_is_not_text_is_named_in_the_transcript(post_vk, fake_vk, celery_worker_thread):
     for number, attachment in enumerate((photo(), sticker(), voice(), document()), start=1):
         post_vk(new("", attachments=[attachment]))
-        sent = fake_vk.wait_for("messages.send", count=number, peer_id=CHAT)
+        sent = fake_vk.wait_for("messages.send", count=number, peer_id=CHAT, timeout=WAIT)
     assert all("понимаю только текст" in call.params["message"] for call in sent)
     texts = list(_conversation().messages.filter(role="visitor").order_by("id").values_list("text", flat=True))
     assert texts == ["[фото]", "[стикер]", "[голосовое сообщение]", "[файл]"]
@@ -143,12 +145,12 @@ def test_a_phone_is_typed_where_vk_has_no_button_to_share_it(post_vk, shop, know
     fake_vk.add_user(CHAT, "Анна")
 
     post_vk(new(UNKNOWN_QUESTION))
-    offer = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=15)[0].params
+    offer = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)[0].params
     assert "напишите в ответ номер телефона" in offer["message"]
     assert "согласие на обработку" in offer["message"] and POLICY in offer["message"]
 
     post_vk(new("8 (916) 123-45-67"))
-    thanks = fake_vk.wait_for("messages.send", count=2, peer_id=CHAT)[1].params
+    thanks = fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=WAIT)[1].params
     assert thanks["message"] == "Спасибо, Анна! Мы свяжемся с вами: +79161234567."
     lead = Lead.objects.get()
     assert (lead.phone, lead.name, lead.consent_policy_url) == ("+79161234567", "Анна", POLICY)
@@ -159,7 +161,7 @@ def test_a_user_who_blocked_the_community_is_marked_and_not_retried(
 ):
     fake_vk.block(CHAT)
     post_vk(new(DELIVERY_QUESTION))
-    fake_vk.wait_for("messages.send", peer_id=CHAT)
+    fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)
     delivery = _wait_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
     assert delivery.attempts == 1 and delivery.response_status == 403 and "901" in delivery.error
     assert MessengerChat.objects.get(chat_id=str(CHAT)).blocked_at is not None
@@ -186,7 +188,7 @@ def test_forbidding_and_allowing_the_community_s_messages(post_vk, fake_vk, cele
 def test_vk_s_rate_errors_are_retried_and_the_reply_arrives_once(post_vk, fake_vk, celery_worker_thread, code):
     fake_vk.fail_next("messages.send", code=code, times=2)
     post_vk(start_event(CHAT, secret=VK_SECRET))
-    calls = fake_vk.wait_for("messages.send", count=3, peer_id=CHAT, timeout=15)
+    calls = fake_vk.wait_for("messages.send", count=3, peer_id=CHAT, timeout=WAIT)
     assert [call.error for call in calls] == [code, code, None]
     assert calls[2].at - calls[1].at >= 0.09  # the backoff doubles: 0.05, then 0.1 seconds
     assert len({call.params["random_id"] for call in calls}) == 1  # the same message to VK each time
@@ -199,16 +201,16 @@ def test_a_reply_whose_first_attempt_arrived_is_not_shown_twice(post_vk, fake_vk
     settings.MESSENGER_TIMEOUT = 0.3
     fake_vk.delay(0.6)  # VK got the message but our client gave up before the answer
     post_vk(start_event(CHAT, secret=VK_SECRET))
-    fake_vk.wait_for("messages.send", peer_id=CHAT)
+    fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)
     fake_vk.delay(0)
-    calls = fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=15)
+    calls = fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=WAIT)
     assert calls[1].duplicate and calls[0].params["random_id"] == calls[1].params["random_id"]
     assert fake_vk.sent_texts(CHAT) == ["Здравствуйте! Чем могу помочь?"]
 
 
 def test_mentions_in_a_reply_stay_text(post_vk, fake_vk, celery_worker_thread, django_user_model):
     post_vk(new("Позовите оператора, пожалуйста"))
-    fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=15)
+    fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)
     conversation = _conversation()
     operator = django_user_model.objects.create_user(username="olga@shop.example", first_name="Ольга")
     handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
@@ -216,18 +218,18 @@ def test_mentions_in_a_reply_stay_text(post_vk, fake_vk, celery_worker_thread, d
     before = len(fake_vk.sent(CHAT))
     handoff.operator_message_send(conversation_id=conversation.pk, operator=operator, client_msg_id="op-2",
                                   text="Пишите [id1|Павлу] или @durov, почта olga@shop.example")
-    sent = fake_vk.wait_for("messages.send", count=before + 1, peer_id=CHAT)[-1].params["message"]
+    sent = fake_vk.wait_for("messages.send", count=before + 1, peer_id=CHAT, timeout=WAIT)[-1].params["message"]
     assert sent == "Ольга:\nПишите [\u2060id1|Павлу] или @\u2060durov, почта olga@shop.example"
 
 
-def _wait(condition, timeout: float = 10.0) -> None:
+def _wait(condition, timeout: float = WAIT) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "the condition never held"
         time.sleep(0.05)
 
 
-def _wait_delivery(condition, timeout: float = 10.0) -> Delivery:
+def _wait_delivery(condition, timeout: float = WAIT) -> Delivery:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for delivery in Delivery.objects.all():
