@@ -1,6 +1,6 @@
 """Browser fixtures: Debian's Chromium driven by Playwright (its own browser download does not work
-on these machines), the demo shop on a free port, and the chat server the widget talks to: a
-protocol fake (fast, scriptable) or the real app under uvicorn on the test database."""
+on these machines), the demo shop on a free port, and the chat server the widget talks to: the real
+app under uvicorn on the test database (tests/e2e/netfault.py puts network faults in front of it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 from urllib.request import urlopen
 
@@ -22,7 +24,7 @@ from pytest_django import DjangoDbBlocker
 
 from demo.server import DemoServer, serve_in_thread
 from tests.conftest import REPO
-from tests.e2e.fake_chat import FakeChat
+from tests.e2e.widget import Frames
 
 SCREENSHOTS = REPO / "docs" / "screenshots"
 # Looked up on the PATH in the same order as .ci/run does, which installs Debian's package when neither is there.
@@ -33,6 +35,7 @@ PHONE: ViewportSize = {"width": 390, "height": 844}
 APP_DB_NAME = "spravka-e2e-app"
 
 ShopFactory = Callable[..., str]
+T = TypeVar("T")
 
 
 def chromium_path() -> str:
@@ -117,17 +120,9 @@ def shop_factory() -> Iterator[ShopFactory]:
 
 
 @pytest.fixture
-def fake_chat() -> Iterator[FakeChat]:
-    chat = FakeChat().start()
-    yield chat
-    chat.stop()
-
-
-@pytest.fixture
-def fake_shop(fake_chat: FakeChat, shop_factory: ShopFactory) -> str:
-    """The demo shop (one origin) with the widget served by the fake chat (another origin)."""
-    fake_chat.site_url = shop_factory(snippet(fake_chat.url, "test-key"))
-    return fake_chat.site_url
+def frames(page: Page) -> Frames:
+    """The page's widget sockets and their frames, as Chromium sent and received them."""
+    return Frames(page)
 
 
 # ----- the real app -----------------------------------------------------------------------------
@@ -167,8 +162,9 @@ def wait_until_serving(url: str, process: subprocess.Popen[bytes], timeout: floa
 @contextmanager
 def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterator[str]:
     """The real ASGI app (HTTP + the widget websocket) in a uvicorn subprocess on the test
-    database; `extra_env` overrides its environment (a model for it, say). It sees only
-    committed rows: write them outside a test transaction."""
+    database; `extra_env` overrides its environment (a model for it, say; a PGAPPNAME of its own
+    when another app of the module outlives it). It sees only committed rows: write them outside a
+    test transaction (or with `committed`)."""
     from django.conf import settings
     from django.db import connection
 
@@ -185,7 +181,10 @@ def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterato
         "REDIS_URL": settings.REDIS_URL,
         "LLM_PROVIDER": "none",  # retrieval-only: the answer and its link come from the knowledge base
         "ANTHROPIC_API_KEY": "",
-        "CHAT_RATE_IP": "0",  # every test browses from 127.0.0.1; the limit is tested in tests/chat
+        # Every test browses from 127.0.0.1, a new visitor each: the per-address limits on messages and new
+        # conversations would trip across tests (and modules: a worker's Redis keys are shared); tests/chat tests them.
+        "CHAT_RATE_IP": "0",
+        "CHAT_RATE_CONVERSATIONS_IP": "0",
         "DEBUG": "1",  # serve /static/ from the app, as `make run` does
         "PGAPPNAME": APP_DB_NAME,  # libpq tags the app's sessions: teardown waits for them to end
         "SPRAVKA_PUBLIC_URL": url,  # the widget snippet the app shows points at this very server
@@ -207,7 +206,7 @@ def serving_app(django_db_blocker: DjangoDbBlocker, **extra_env: str) -> Iterato
             app.kill()
             app.wait()
         with django_db_blocker.unblock():
-            wait_for_app_sessions_to_end()
+            wait_for_app_sessions_to_end(env["PGAPPNAME"])
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +225,22 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("screenshots")
 
 
-def wait_for_app_sessions_to_end(timeout: float = 10.0) -> None:
+def committed(func: Callable[..., T], *args: object, **kwargs: object) -> T:
+    """Run an ORM call on a connection of its own, committed at once (its on-commit hooks run), so
+    the app process sees it: the test's own connection sits inside a transaction that is rolled back."""
+    from django.db import connections
+
+    def run() -> T:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result(timeout=30)
+
+
+def wait_for_app_sessions_to_end(app_name: str = APP_DB_NAME, timeout: float = 10.0) -> None:
     """PostgreSQL notices a dead client's sessions a moment after the process exits; until then
     the test database cannot be dropped at the end of the run."""
     from django.db import connection, connections
@@ -236,7 +250,7 @@ def wait_for_app_sessions_to_end(timeout: float = 10.0) -> None:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s",
-                [APP_DB_NAME],
+                [app_name],
             )
             (left,) = cursor.fetchone() or (0,)
         if not left:

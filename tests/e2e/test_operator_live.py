@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from pytest_django import DjangoDbBlocker
 
 from bots.models import Bot, Membership
-from tests.e2e.conftest import DESKTOP, SCREENSHOTS, ShopFactory, snippet
+from tests.e2e.conftest import DESKTOP, SCREENSHOTS, ShopFactory, committed, snippet
 from tests.e2e.test_widget_live import learn_pages
 from tests.e2e.widget import NO_ANSWER, Widget, wait_for
 
@@ -37,21 +37,6 @@ RECORD_NOTIFICATIONS = """
   window.Notification = Recorded;
 })();
 """
-
-
-def committed(func, *args, **kwargs):
-    """Run an ORM call on a connection of its own, committed at once, so the app process sees it
-    (the test's own connection sits inside a transaction that is rolled back)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def run():
-        try:
-            return func(*args, **kwargs)
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run).result(timeout=30)
 
 
 @pytest.fixture(scope="module")
