@@ -369,7 +369,7 @@ def test_rate_limited_says_how_long_to_wait_and_resends_later(page: Page, frames
     expect(widget.notice).to_have_text(f"Слишком много сообщений, подождите {limited['retry_after']} с")
     expect(widget.last("bot").locator(".src a")).to_be_visible(timeout=TIMEOUT)
     asked = [f for f in frames.sent("message") if f["text"] == RETURNS]
-    assert len(asked) == 2 and asked[0]["client_msg_id"] == asked[1]["client_msg_id"]
+    assert len(asked) == 2 and asked[0]["client_msg_id"] == asked[1]["client_msg_id"] == limited["client_msg_id"]
     assert [m.text for m in visitor_messages(frames)].count(RETURNS) == 1
 
 
