@@ -60,3 +60,21 @@ class TelegramForm(forms.Form):
         help_text=_(
             "Его выдаёт @BotFather после команды /newbot. Токен хранится зашифрованным и больше не показывается."),
     )
+
+
+class VKForm(forms.Form):
+    token = forms.CharField(
+        label=_("Ключ доступа сообщества"), max_length=400, strip=True,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "spellcheck": "false", "placeholder": "vk1.a.…"}),
+        help_text=_("«Управление → Работа с API → Ключи доступа»: ключ с доступом к сообщениям сообщества."),
+    )
+    confirmation = forms.CharField(
+        label=_("Строка подтверждения"), max_length=64, strip=True,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "placeholder": "1a2b3c4d"}),
+        help_text=_("«Работа с API → Callback API»: строка, которую должен вернуть сервер."),
+    )
+    secret = forms.CharField(
+        label=_("Секретный ключ"), max_length=64, strip=True,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        help_text=_("Придумайте 8–50 латинских букв и цифр и впишите тот же ключ в настройках Callback API."),
+    )

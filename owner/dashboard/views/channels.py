@@ -19,19 +19,22 @@ from bots.pages import owner_bot, owner_context
 from core.texts import shown
 from messengers import selectors, services
 from messengers.models import Connection
-from owner.dashboard.forms import TelegramForm
+from owner.dashboard.forms import TelegramForm, VKForm
 
 LOGIN_URL = "login"
 
 
 def _page(
-    request: HttpRequest, bot: Bot, *, telegram_form: TelegramForm | None = None, status: int = 200
+    request: HttpRequest, bot: Bot, *, telegram_form: TelegramForm | None = None, vk_form: VKForm | None = None,
+    status: int = 200,
 ) -> HttpResponse:
     connections = selectors.connections_of(bot)
     context: dict[str, Any] = {
         **owner_context(request, bot, section="channels", title=_("Мессенджеры: %(name)s") % {"name": bot.name}),
         "telegram": connections.get(Connection.Kind.TELEGRAM),
         "telegram_form": telegram_form or TelegramForm(),
+        "vk": connections.get(Connection.Kind.VK),
+        "vk_form": vk_form or VKForm(),
         "counts": selectors.conversations_by_channel(bot),
         "public_url": settings.SPRAVKA_PUBLIC_URL,
         "public_url_reachable": selectors.public_url_reachable(settings.SPRAVKA_PUBLIC_URL),
@@ -61,6 +64,27 @@ def channel_telegram(request: HttpRequest, slug: str) -> HttpResponse:
     messages.success(request, _("Telegram подключён: @%(name)s отвечает посетителям.") % {
         "name": connection.account_name})
     return HttpResponseRedirect(reverse("dashboard:channels", args=[bot.slug]))
+
+
+@login_required(login_url=LOGIN_URL)
+@require_POST
+def channel_vk(request: HttpRequest, slug: str) -> HttpResponse:
+    """Connect a VK community: its access key checked with VK; the address to paste into its
+    Callback API settings is shown on the page."""
+    bot = owner_bot(request, slug)
+    form = VKForm(request.POST)
+    if not form.is_valid():
+        return _page(request, bot, vk_form=form, status=400)
+    try:
+        connection = services.vk_connect(bot=bot, token=form.cleaned_data["token"],
+                                         confirmation=form.cleaned_data["confirmation"],
+                                         secret=form.cleaned_data["secret"])
+    except services.ConnectFailed as exc:
+        form.add_error(None, shown(exc.stored))
+        return _page(request, bot, vk_form=form, status=400)
+    messages.success(request, _("Сообщество «%(name)s» подключено. Осталось вставить адрес в настройки Callback API "
+                                "и нажать «Подтвердить».") % {"name": connection.account_name})
+    return HttpResponseRedirect(reverse("dashboard:channels", args=[bot.slug]) + "#vk")
 
 
 @login_required(login_url=LOGIN_URL)

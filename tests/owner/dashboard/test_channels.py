@@ -9,7 +9,7 @@ import pytest
 
 from messengers import services
 from messengers.models import Connection
-from tests.fakes import FAKE_TELEGRAM_TOKEN, fake_telegram  # noqa: F401
+from tests.fakes import FAKE_TELEGRAM_TOKEN, fake_telegram, fake_vk  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +80,26 @@ def test_another_owners_bot_is_a_404_and_its_connection_untouched(owner_client, 
 def test_the_page_needs_a_sign_in(client, bot):
     response = client.get("/b/demo/channels/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_vk_community_is_connected_with_its_key_string_and_secret(owner_client, bot, fake_vk):  # noqa: F811
+    from tests.fakes import FAKE_VK_TOKEN
+    from tests.messengers.conftest import VK_CONFIRMATION, VK_SECRET
+
+    form = {"token": FAKE_VK_TOKEN, "confirmation": VK_CONFIRMATION, "secret": VK_SECRET}
+    html = owner_client.post("/b/demo/channels/vk/", form, follow=True).content.decode()
+    connection = Connection.objects.get(bot=bot, kind=Connection.Kind.VK)
+    assert "подключено" in html and connection.webhook_url in html
+    assert FAKE_VK_TOKEN not in html and connection.token_hint in html
+    assert "5.199" in html  # how to finish in the community's Callback API settings
+
+
+def test_a_bad_vk_key_is_named_and_nothing_saved(owner_client, bot, fake_vk):  # noqa: F811
+    from tests.messengers.conftest import VK_CONFIRMATION, VK_SECRET
+
+    form = {"token": "vk1.a.not-a-known-key-not-a-known-key-not-a-known-key-0000", "confirmation": VK_CONFIRMATION,
+            "secret": VK_SECRET}
+    response = owner_client.post("/b/demo/channels/vk/", form)
+    assert response.status_code == 400 and 'id="vk-errors"' in response.content.decode()
+    assert not Connection.objects.filter(kind=Connection.Kind.VK).exists()
+    assert owner_client.post("/b/demo/channels/vk/", {"token": "", "confirmation": "", "secret": ""}).status_code == 400
