@@ -17,7 +17,7 @@ LINK = re.compile(r'<a href="([^"]+)"( aria-current="page")?>([^<]+)</a>')
 SECTIONS = {
     "overview": "/b/demo/", "knowledge": "/b/demo/knowledge/", "testing": "/b/demo/testing/",
     "voice": "/b/demo/voice/", "experiments": "/b/demo/experiments/", "usage": "/b/demo/usage/",
-    "members": "/b/demo/members/", "setup": "/b/demo/setup/",
+    "members": "/b/demo/members/", "setup": "/b/demo/setup/", "channels": "/b/demo/channels/",
 }
 LABELS = {
     "ru": {"members": "Участники", "review": "Очередь проверки"},
@@ -79,3 +79,17 @@ def test_the_review_tab_opens_the_queue_of_this_bot(owner_client, owner, bot):
 def test_the_members_page_is_its_own_section(owner_client, bot):
     page = tabs(owner_client.get("/b/demo/members/").content.decode())
     assert [label for _href, current, label in page if current] == ["Участники"]
+
+
+TOP_TABS = re.compile(r'<nav class="tabs"[^>]*>(.*?)<details', re.S)
+
+
+def test_seven_tabs_stay_in_the_row_and_the_rest_is_behind_more(owner_client):
+    """Seven tabs and «Ещё» keep one line at 1280 px even in the widest header (tests/e2e/
+    test_owner_layout_live.py); a page behind «Ещё» marks «Ещё» as holding the current one."""
+    html = owner_client.get("/b/demo/experiments/").content.decode()
+    (row,) = TOP_TABS.findall(html)
+    assert [label.strip() for _href, _current, label in LINK.findall(row)] == [
+        "Обзор", "Знания", "Проверка", "Голос", "Установка", "Мессенджеры", "Очередь проверки"]
+    assert '<details class="more has-current">' in html
+    assert '<details class="more">' in owner_client.get("/b/demo/channels/").content.decode()
