@@ -167,6 +167,27 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "products_between": "от {low} до {high}",
         "products_in_stock": "в наличии",
         "products_out": "нет в наличии",
+        # An operator's own Telegram chat (messengers/operators.py).
+        "tg_operator_linked": (
+            "Готово: сюда будут приходить разговоры бота «{name}», ждущие оператора. Чтобы ответить "
+            "посетителю, ответьте на сообщение о его разговоре."
+        ),
+        "tg_operator_code_bad": (
+            "Код не подошёл: он неверный, устарел или уже использован. Получите новый на странице "
+            "«Telegram» во «Входящих»."
+        ),
+        "tg_operator_waiting": "Ждёт оператора: {name} ({channel})",
+        "tg_operator_visitor": "Посетитель #{id}",
+        "tg_operator_take": "Взять",
+        "tg_operator_taken": "Разговор у вас. Отвечайте на это сообщение — ответ уйдёт посетителю.",
+        "tg_operator_release": "Вернуть боту",
+        "tg_operator_close": "Завершить",
+        "tg_operator_released": "Разговор вернулся боту.",
+        "tg_operator_closed": "Разговор завершён.",
+        "tg_operator_already_taken": "Уже взял(а) {holder}.",
+        "tg_operator_conversation_closed": "Разговор уже завершён.",
+        "tg_operator_not_found": "Разговор не найден или недоступен вам.",
+        "tg_operator_hint": "Чтобы ответить посетителю, ответьте на сообщение о его разговоре («Ответить»).",
     },
     "en": {
         "whoami": (
@@ -303,6 +324,26 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "products_between": "from {low} to {high}",
         "products_in_stock": "in stock",
         "products_out": "out of stock",
+        "tg_operator_linked": (
+            "Done: conversations of the bot «{name}» waiting for an operator will come here. To answer a "
+            "visitor, reply to the message about their conversation."
+        ),
+        "tg_operator_code_bad": (
+            "This code does not work: it is wrong, expired or already used. Get a new one on the "
+            "«Telegram» page of the inbox."
+        ),
+        "tg_operator_waiting": "Waiting for an operator: {name} ({channel})",
+        "tg_operator_visitor": "Visitor #{id}",
+        "tg_operator_take": "Take",
+        "tg_operator_taken": "The conversation is yours. Reply to this message and the visitor gets your answer.",
+        "tg_operator_release": "Back to the bot",
+        "tg_operator_close": "Close",
+        "tg_operator_released": "The conversation is back with the bot.",
+        "tg_operator_closed": "The conversation is closed.",
+        "tg_operator_already_taken": "{holder} has taken it already.",
+        "tg_operator_conversation_closed": "The conversation is closed already.",
+        "tg_operator_not_found": "The conversation is not found or not yours to answer.",
+        "tg_operator_hint": "To answer a visitor, reply to the message about their conversation («Reply»).",
     },
 }
 

@@ -283,6 +283,7 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
     signals.flagged_on_commit(note)
     events.publish(conversation, messages=[note], state_changed=True)
     webhooks.webhook_emit(bot=bot, event=webhooks.HANDOFF_WAITING, conversation=conversation)
+    signals.waiting_on_commit(conversation, note)
     return [note]
 
 

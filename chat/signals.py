@@ -10,6 +10,10 @@ receiver re-reads the message through `chat.selectors`; the signal carries ids o
 visitor did not cause on their own connection (an operator's message, «оператор на связи», a
 close, a note of a scheduled task) was published to a conversation that lives in a messenger;
 messengers/ hears it and sends it there. `state` is the new state when it changed, else "".
+
+`conversation_waiting(sender=Conversation, conversation_id, bot_id, message_id)`: a conversation
+started waiting for an operator (`message_id`: the system note of that handoff, one per wait);
+messengers/ tells the operators who linked their Telegram.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ logger = logging.getLogger("spravka.chat")
 
 message_flagged = Signal()
 visitor_told = Signal()
+conversation_waiting = Signal()
 
 
 def flagged_on_commit(message: Message) -> None:
@@ -53,5 +58,20 @@ def visitor_told_on_commit(conversation: Conversation, message_ids: list[int], s
             if isinstance(result, Exception):
                 logger.error("visitor_told receiver %r failed for conversation %s", receiver, conversation_id,
                              exc_info=result)
+
+    transaction.on_commit(send)
+
+
+def waiting_on_commit(conversation: Conversation, note: Message) -> None:
+    """Send `conversation_waiting` once the caller's transaction commits; a failing receiver is logged."""
+    conversation_id, bot_id, message_id = conversation.pk, conversation.bot_id, note.pk
+
+    def send() -> None:
+        for receiver, result in conversation_waiting.send_robust(
+            sender=Conversation, conversation_id=conversation_id, bot_id=bot_id, message_id=message_id,
+        ):
+            if isinstance(result, Exception):
+                logger.error("conversation_waiting receiver %r failed for conversation %s", receiver,
+                             conversation_id, exc_info=result)
 
     transaction.on_commit(send)

@@ -47,11 +47,12 @@ def _calls(connection: Connection, chat_id: str, shown: Outgoing) -> list[tuple[
     return transports.of(connection.kind).calls(chat_id, shown)
 
 
-def _make(chat: MessengerChat, key: str, method: str, params: dict[str, Any], message_id: int | None) -> None:
+def _make(chat: MessengerChat, key: str, method: str, params: dict[str, Any], message_id: int | None,
+          conversation_id: int | None = None) -> None:
     try:
         with transaction.atomic():
             Delivery.objects.create(connection_id=chat.connection_id, chat=chat, key=key, method=method,
-                                    params=params, message_id=message_id)
+                                    params=params, message_id=message_id, conversation_id=conversation_id)
     except IntegrityError:  # made already (an update or a message handled again): never twice
         pass
 
@@ -73,6 +74,22 @@ def delivery_for_text(chat: MessengerChat, *, key: str, text: str) -> None:
         _make(chat, f"{key}:{part}", method, params, None)
 
 
+def delivery_for_operator(chat: MessengerChat, *, key: str, text: str, conversation_id: int,
+                          actions: list[tuple[str, str]] | None = None) -> None:
+    """A message to an operator's own chat about a conversation (a waiting one, one they took),
+    with its buttons; a reply to it there is matched back to the conversation (`conversation_replied`)."""
+    shown = Outgoing(text=text, actions=actions or [])
+    for part, (method, params) in enumerate(_calls(chat.connection, chat.chat_id, shown)):
+        _make(chat, f"{key}:{part}", method, params, None, conversation_id)
+
+
+def conversation_replied(chat: MessengerChat, sent_message_id: int) -> int | None:
+    """The conversation that the message `sent_message_id` of the chat (one sent by
+    `delivery_for_operator`) is about, or None."""
+    return (Delivery.objects.filter(chat=chat, result_message_id=sent_message_id, conversation__isnull=False)
+            .values_list("conversation_id", flat=True).first())
+
+
 def _claim(delivery: Delivery) -> bool:
     now = timezone.now()
     free = Q(status=Status.PENDING) | Q(status=Status.SENDING, claimed_at__lt=now - timedelta(seconds=CLAIM_SECONDS))
@@ -87,7 +104,14 @@ def retry_delay(attempt: int) -> float:
 def _finish(delivery: Delivery, status: str, *, error: str = "", response: int | None = None) -> None:
     delivery.status, delivery.error, delivery.response_status = status, error[:500], response
     delivery.delivered_at = timezone.now() if status == Status.DELIVERED else None
-    delivery.save(update_fields=["status", "error", "response_status", "delivered_at", "attempts"])
+    delivery.save(update_fields=["status", "error", "response_status", "delivered_at", "attempts",
+                                 "result_message_id"])
+
+
+def _sent_number(result: Any) -> int | None:
+    """The number of the message a call sent (Telegram answers with the Message), else None."""
+    number = result.get("message_id") if isinstance(result, dict) else None
+    return number if isinstance(number, int) else None
 
 
 def _blocked(chat: MessengerChat, delivery: Delivery, error: str) -> None:
@@ -102,7 +126,7 @@ def _send_one(chat: MessengerChat, token: str, delivery: Delivery) -> float | No
     connection = chat.connection
     transport = transports.of(connection.kind)
     try:
-        transport.call(token, delivery.method, delivery.params)
+        delivery.result_message_id = _sent_number(transport.call(token, delivery.method, delivery.params))
     except Blocked as exc:
         _blocked(chat, delivery, str(exc))
         return None

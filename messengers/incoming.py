@@ -24,6 +24,8 @@ class Incoming:
     name: str = ""
     username: str = ""
     text: str = ""
+    payload: str = ""  # start: what follows /start (a deep link's parameter)
+    reply_to: int | None = None  # text: the number of the message in this chat it replies to
     data: str = ""  # a button's data (OPERATOR for «Позвать оператора»)
     query_id: str = ""  # the button press to acknowledge
     phone: str = ""

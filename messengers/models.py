@@ -10,21 +10,31 @@ What must stay true:
   the owner's webhooks: what failed can be read and retried.
 - A chat whose user blocked the bot is marked (`MessengerChat.blocked_at`): nothing is sent to it,
   and nothing retried, until they write again.
+- An operator's Telegram chat (`OperatorLink`) is never a visitor's: its updates are the operator's
+  actions (messengers/operators.py), and it is linked only with a one-time code the operator got
+  in the inbox (`OperatorLinkCode`: unused, younger than CODE_MINUTES, for a bot they work in).
 """
 
 from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from bots.models import Bot
+from chat.models import Conversation
 from core.texts import shown
 
 
 def new_webhook_key() -> str:
     return secrets.token_urlsafe(24)
+
+
+def new_code() -> str:
+    """A one-time linking code: 8 characters a Telegram deep link carries as they are."""
+    return secrets.token_urlsafe(6)
 
 
 def new_secret() -> str:
@@ -157,6 +167,11 @@ class Delivery(models.Model):
     chat = models.ForeignKey(MessengerChat, on_delete=models.CASCADE, related_name="deliveries",
                              verbose_name=_("чат"))
     message_id = models.BigIntegerField(_("сообщение"), null=True, blank=True)
+    # An operator's notice or answer in their own chat: the conversation it is about, so that a
+    # reply to the sent message (its number there, `result_message_id`) reaches that conversation.
+    conversation = models.ForeignKey(Conversation, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+", verbose_name=_("разговор"))
+    result_message_id = models.BigIntegerField(_("номер отправленного сообщения"), null=True, blank=True)
     # What the call shows, so that handling an update or a message again never sends it twice:
     # «m:<message>:<part>» for a stored message, «u:<update>» for a reply that is not stored.
     key = models.CharField(_("ключ"), max_length=64)
@@ -177,8 +192,51 @@ class Delivery(models.Model):
         indexes = [
             models.Index(fields=["connection", "-created_at"], name="messenger_delivery_recent"),
             models.Index(fields=["chat", "status", "id"], name="messenger_delivery_queue"),
+            models.Index(fields=["chat", "result_message_id"], name="messenger_delivery_sent"),
         ]
         constraints = [models.UniqueConstraint(fields=["chat", "key"], name="messenger_delivery_once")]
 
     def __str__(self) -> str:
         return f"{self.method} → {self.chat_id} ({self.status})"
+
+
+class OperatorLink(models.Model):
+    """An operator's Telegram chat with the bot: conversations waiting for an operator reach it,
+    and the operator answers, takes, releases and closes them from there."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="operator_links",
+                             verbose_name=_("оператор"))
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="operator_links",
+                                   verbose_name=_("подключение"))
+    chat = models.ForeignKey(MessengerChat, on_delete=models.CASCADE, related_name="operator_links",
+                             verbose_name=_("чат"))
+    linked_at = models.DateTimeField(_("связан"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("чат оператора")
+        verbose_name_plural = _("чаты операторов")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "connection"], name="messenger_operator_once"),
+            models.UniqueConstraint(fields=["chat"], name="messenger_operator_chat_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.chat}"
+
+
+class OperatorLinkCode(models.Model):
+    """A one-time code that links the Telegram chat it is sent from to its operator."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                             verbose_name=_("оператор"))
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+", verbose_name=_("бот"))
+    code = models.CharField(_("код"), max_length=16, unique=True, default=new_code)
+    expires_at = models.DateTimeField(_("действует до"))
+    used_at = models.DateTimeField(_("использован"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("код связи с Telegram")
+        verbose_name_plural = _("коды связи с Telegram")
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.bot_id}"

@@ -40,6 +40,7 @@ class Outgoing:
     contact_button: str = ""  # «Поделиться номером», when a contact is asked instead of an operator
     contact_prompt: str = ""  # the same asked in words, where no button shares a phone (VK): type it
     consent: str = ""  # shown with that button: the consent (152-FZ) sharing the number gives
+    actions: list[tuple[str, str]] = field(default_factory=list)  # (label, data) buttons: an operator's
 
 
 def _label(text: str) -> str:

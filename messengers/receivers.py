@@ -1,6 +1,7 @@
 """What messengers hear from the chat: something a visitor in a messenger should see that they
 did not cause themselves (an operator's message, «оператор на связи», a close, a scheduled note),
-sent there as deliveries from a worker."""
+sent there as deliveries from a worker; and a conversation that started waiting, told to the
+operators who linked their Telegram (messengers/operators.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 from django.dispatch import receiver
 
 from chat.models import Conversation, Message
-from chat.signals import visitor_told
-from messengers import delivery, services
+from chat.signals import conversation_waiting, visitor_told
+from messengers import delivery, operators, services
 from messengers.models import Connection
 
 
@@ -27,3 +28,8 @@ def tell_visitor(*, conversation_id: int, channel: str, message_ids: list[int], 
     messages = list(Message.objects.filter(pk__in=message_ids, conversation_id=conversation_id).order_by("id"))
     delivery.deliveries_for_messages(chat, messages)
     delivery.deliver_soon(chat)
+
+
+@receiver(conversation_waiting, dispatch_uid="messengers.conversation_waiting")
+def tell_operators(*, conversation_id: int, bot_id: int, message_id: int, **_: Any) -> None:
+    operators.waiting_notify(conversation_id=conversation_id, bot_id=bot_id, message_id=message_id)

@@ -170,17 +170,20 @@ def incoming(payload: Any) -> Incoming | None:
         return None
     sender = message.from_user
 
-    def read(kind: Kind, *, text: str = "", phone: str = "", what: str = "") -> Incoming:
+    def read(kind: Kind, *, text: str = "", phone: str = "", what: str = "", payload: str = "",
+             reply_to: int | None = None) -> Incoming:
         return Incoming(event_id=event_id, update_id=number, chat_id=str(message.chat.id), kind=kind,
                         name=_name(sender), username=(sender.username or "") if sender else "", text=text,
-                        phone=phone, what=what)
+                        phone=phone, what=what, payload=payload, reply_to=reply_to)
 
     if message.contact is not None:
         return read("contact", phone=message.contact.phone_number or "")
     if message.text is not None:
-        if message.text.strip().split("@")[0] == "/start":
-            return read("start")
-        return read("text", text=message.text)
+        command, _, payload = message.text.strip().partition(" ")
+        if command.split("@")[0] == "/start":
+            return read("start", payload=payload.strip())
+        replied = message.reply_to_message
+        return read("text", text=message.text, reply_to=replied.message_id if replied is not None else None)
     return read("not_text", what=next(
         (label for attribute, label in NOT_TEXT.items() if getattr(message, attribute, None)), "file"))
 
@@ -210,6 +213,8 @@ def _markup(shown: Outgoing) -> dict[str, Any] | None:
     rows = [[{"text": link.title, "url": link.url}] for link in shown.links]
     if shown.operator_button:
         rows.append([{"text": shown.operator_button, "callback_data": OPERATOR_DATA}])
+    if shown.actions:
+        rows.append([{"text": label, "callback_data": data} for label, data in shown.actions])
     return {"inline_keyboard": rows} if rows else None
 
 

@@ -37,7 +37,7 @@ from chat import services as chat_services
 from chat.exceptions import ChatError, HandoffUnavailable, LeadUnavailable, RateLimited
 from chat.frames import LeadForm
 from chat.models import Conversation, Message
-from messengers import delivery, services, transports
+from messengers import delivery, operators, services, transports
 from messengers.exceptions import BadUpdate
 from messengers.incoming import OPERATOR, Incoming
 from messengers.models import Connection, InboundUpdate, MessengerChat
@@ -171,6 +171,9 @@ def _handle(connection: Connection, chat: MessengerChat, read: Incoming) -> str:
     chat = services.chat_remember(connection=connection, chat_id=read.chat_id, name=name, username=username)
     if read.kind == "membership":
         services.chat_blocked(chat, blocked=read.blocked)
+        return InboundUpdate.Status.HANDLED
+    if operators.update_handle(connection, chat, read):  # an operator's chat: never a visitor's
+        delivery.deliver_now(chat)
         return InboundUpdate.Status.HANDLED
     conversation = chat_services.conversation_open(
         bot=connection.bot, visitor_id=services.visitor_id(connection, read.chat_id),

@@ -7,4 +7,5 @@ app_name = "messengers"
 urlpatterns = [
     path("telegram/<str:key>/", views.telegram_update, name="telegram"),
     path("vk/<str:key>/", views.vk_update, name="vk"),
+    path("operator/", views.operator_page, name="operator"),
 ]

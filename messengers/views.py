@@ -6,11 +6,16 @@ other answer is an error to VK, which sends the event again)."""
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from messengers import turns
+from bots.selectors import inbox_bots
+from messengers import operators, turns
 from messengers.exceptions import BadUpdate
 from messengers.models import Connection
 
@@ -50,3 +55,37 @@ def vk_update(request: HttpRequest, key: str) -> HttpResponse:
     if isinstance(received, HttpResponse):
         return received
     return HttpResponse(received.confirmation or "ok", content_type="text/plain; charset=utf-8")
+
+
+@login_required
+def operator_page(request: HttpRequest) -> HttpResponse:
+    """An operator's Telegram: for each bot they work in that has Telegram connected, a one-time
+    code that links their chat with the bot (a deep link, or /start op_<code> sent to it), and
+    «Отвязать» for a linked one."""
+    bots = list(inbox_bots(request.user).filter(
+        messenger_connections__kind=Connection.Kind.TELEGRAM,
+    ).exclude(messenger_connections__status=Connection.Status.DISCONNECTED).distinct().order_by("name"))
+    made: dict[int, str] = {}
+    if request.method == "POST":
+        bot = next((bot for bot in bots if str(bot.pk) == request.POST.get("bot")), None)
+        if bot is None:
+            raise PermissionDenied()
+        if request.POST.get("action") == "unlink":
+            operators.link_remove(user=request.user, bot=bot)
+            return redirect("messengers:operator")
+        try:
+            made[bot.pk] = operators.code_make(user=request.user, bot=bot).code
+        except operators.NotOperator as exc:
+            raise PermissionDenied() from exc
+    links = operators.links_of(request.user)
+    rows = []
+    for bot in bots:
+        connection = operators.telegram_of(bot)
+        code = made.get(bot.pk, "")
+        rows.append({
+            "bot": bot, "account": connection.account_name if connection else "", "link": links.get(bot.pk),
+            "code": code, "start": f"{operators.PREFIX}{code}" if code else "",
+        })
+    return render(request, "messengers/operator.html", {
+        "title": _("Telegram для операторов"), "rows": rows, "telegram_page": True, "minutes": operators.CODE_MINUTES,
+    })
