@@ -230,7 +230,7 @@ class OperatorLinkCode(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
                              verbose_name=_("оператор"))
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="+", verbose_name=_("бот"))
-    code = models.CharField(_("код"), max_length=16, unique=True, default=new_code)
+    code = models.CharField(_("код связи"), max_length=16, unique=True, default=new_code)
     expires_at = models.DateTimeField(_("действует до"))
     used_at = models.DateTimeField(_("использован"), null=True, blank=True)
 

@@ -1,7 +1,8 @@
 """Every model has one module that writes it (docs/architecture.md). A scan of the apps' source
 (tests, benchmarks and migrations aside) for writes of a Bot outside bots/services.py, of a
-CrawlRun outside knowledge/runs.py, of a Message outside chat/writes.py and of an Entry outside
-knowledge/services.py: `Model.objects.create/update/delete/...` (directly or after a filter), a
+CrawlRun outside knowledge/runs.py, of a Message outside chat/writes.py, of an Entry outside
+knowledge/services.py and of an operator's Telegram link (OperatorLink, OperatorLinkCode) outside
+messengers/operators.py: `Model.objects.create/update/delete/...` (directly or after a filter), a
 related manager's write (`source.runs.create`), simple_history's bulk helpers given the model,
 SQL that inserts, updates or deletes rows of its table, and `.save(`/`.delete(` on a value of the
 model: a name annotated with it or assigned from its manager or its constructor, or the usual name
@@ -17,12 +18,14 @@ import pytest
 from bots.models import Bot
 from chat.models import Message
 from knowledge.models import CrawlRun, Entry
+from messengers.models import OperatorLink, OperatorLinkCode
 from tests.conftest import REPO
 from tests.source import app_files
 
 OWNERS = {
     "Bot": "bots/services.py", "CrawlRun": "knowledge/runs.py", "Message": "chat/writes.py",
-    "Entry": "knowledge/services.py",
+    "Entry": "knowledge/services.py", "OperatorLink": "messengers/operators.py",
+    "OperatorLinkCode": "messengers/operators.py",
 }
 RELATED = {
     "Bot": set(),
@@ -30,12 +33,16 @@ RELATED = {
     # Conversation.messages, Bot.messages, Message.replies, a user's chat_messages
     "Message": {"messages", "replies", "chat_messages"},
     "Entry": {"entries"},  # Bot.entries, Source.entries, Page.entries
+    "OperatorLink": {"operator_links"},  # a user's, a Connection's, a MessengerChat's
+    "OperatorLinkCode": set(),
 }
 USUAL_NAMES = {
     "Bot": {"bot"}, "CrawlRun": {"run"},
     "Message": {"message", "visitor_message", "last_answer", "answer", "reply", "note"}, "Entry": {"entry"},
+    "OperatorLink": {"link"}, "OperatorLinkCode": {"found", "code"},
 }
-TABLES = {model.__name__: model._meta.db_table for model in (Bot, CrawlRun, Message, Entry)}
+TABLES = {model.__name__: model._meta.db_table
+          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode)}
 WRITES = {"create", "get_or_create", "update_or_create", "update", "bulk_create", "bulk_update", "delete"}
 HISTORY_WRITES = {"bulk_create_with_history", "bulk_update_with_history"}  # simple_history.utils
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
             name='OperatorLinkCode',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code', models.CharField(default=messengers.models.new_code, max_length=16, unique=True, verbose_name='код')),
+                ('code', models.CharField(default=messengers.models.new_code, max_length=16, unique=True, verbose_name='код связи')),
                 ('expires_at', models.DateTimeField(verbose_name='действует до')),
                 ('used_at', models.DateTimeField(blank=True, null=True, verbose_name='использован')),
             ],

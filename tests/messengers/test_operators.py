@@ -180,7 +180,9 @@ def test_a_telegram_visitor_gets_the_operators_reply_and_release_gives_it_back(
     conversation = Conversation.objects.get(visitor_id=f"tg:{CHAT}")
 
     # Replying takes the conversation nobody holds, and the visitor hears it in Telegram.
-    post_update(_reply_to(4, ANNA, "Парковки нет, но есть площадка рядом.", _notice(ANNA, conversation).result_message_id))
+    sent = _notice(ANNA, conversation).result_message_id
+    assert sent is not None
+    post_update(_reply_to(4, ANNA, "Парковки нет, но есть площадка рядом.", sent))
     visitor = fake_telegram.wait_for("sendMessage", count=4, chat_id=CHAT, timeout=WAIT)
     assert "Оператор Анна на связи." in visitor[2].params["text"]
     assert visitor[3].params["text"] == "<b>Анна</b>\nПарковки нет, но есть площадка рядом."
