@@ -42,6 +42,7 @@ from knowledge.catalog.models import CatalogImport, CatalogOffer, OrderEndpoint,
 from knowledge.models import CrawlRun, Entry, Page, Source
 from llm.journal import run_event_record
 from llm.models import BotLLMSettings, RunEvent, Usage
+from messengers.models import Connection, Delivery, MessengerChat
 from review.models import Correction, ReviewItem
 from routes.models import CustomerReview, ReviewReplySettings, RouteRun
 
@@ -186,6 +187,19 @@ def _invitation_show(t: str, bot: Bot) -> InvitationShow:
     return InvitationShow.objects.create(bot=bot, rule=bot.invitation_rules.get(), visitor_id=marker(t, InvitationShow))
 
 
+def _connection(t: str, bot: Bot) -> Connection:
+    return Connection.objects.create(bot=bot, kind=Connection.Kind.TELEGRAM, account_name=marker(t, Connection),
+                                     token_hint="…walk")
+
+
+def _delivery(t: str, bot: Bot) -> Delivery:
+    connection = bot.messenger_connections.get()
+    chat = MessengerChat.objects.create(connection=connection, chat_id=f"{t}-chat", name=f"{t} chat")
+    return Delivery.objects.create(connection=connection, chat=chat, key=f"u:{t}", method="sendMessage",
+                                   params={"chat_id": chat.chat_id, "text": "..."}, error=marker(t, Delivery),
+                                   status=Delivery.Status.FAILED)
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
@@ -196,6 +210,7 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
     CatalogImport: _catalog_import,
     InvitationRule: _invitation_rule, InvitationShow: _invitation_show,
+    Connection: _connection, Delivery: _delivery,
 }
 
 
