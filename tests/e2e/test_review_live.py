@@ -22,6 +22,10 @@ from tests.chat.conftest import KNOWLEDGE
 from tests.e2e.conftest import SCREENSHOTS, ShopFactory, snippet
 from tests.e2e.widget import Widget
 
+# The reach check searches the recent questions: on a loaded machine it may take longer than
+# Playwright's default 5 s (it did once, at 2 workers beside other runs).
+REACH_WAIT = 30_000
+
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "pw-review-e2e-1"
@@ -114,7 +118,7 @@ def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(
     expect(page.locator("#rq-text")).to_have_value("")
     page.fill("#rq-text", ADDED)
     page.click("#rq-editor button[type=submit]")  # first the reach, then the confirmation saves
-    expect(page.locator("#rq-save")).to_contain_text("Подтвердить")
+    expect(page.locator("#rq-save")).to_contain_text("Подтвердить", timeout=REACH_WAIT)
     page.click("#rq-editor button[type=submit]")
     expect(page.locator("#rq-undo-text")).to_have_text("Сохранено: «Добавить в знания»")
     expect(position).to_have_text("1 из 4")
@@ -129,7 +133,7 @@ def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(
     expect(page.locator("#rq-error")).to_contain_text("пустой")
     page.fill("#rq-text", FIXED)
     page.keyboard.press("Control+Enter")
-    expect(page.locator("#rq-save")).to_contain_text("Подтвердить")
+    expect(page.locator("#rq-save")).to_contain_text("Подтвердить", timeout=REACH_WAIT)
     shots and page.screenshot(path=str(shots / "review-fix.png"))
     page.keyboard.press("Control+Enter")
     expect(page.locator("#rq-undo-text")).to_have_text("Сохранено: «Исправить»")
