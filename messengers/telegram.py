@@ -3,7 +3,8 @@
 Why PTB: it is the most used and best kept Telegram library for Python, typed, and built on httpx,
 which the project already pins (aiogram would bring aiohttp and pydantic). PTB is asynchronous;
 Spravka calls it from synchronous code (Celery tasks, commands, views), so each call runs in its own
-short event loop with a client closed right after (`_run`). Every call goes to
+short event loop with a client closed right after (`_run`); the clients share one TLS context
+(`_tls`), made once per process. Every call goes to
 `{TELEGRAM_API_BASE}/bot{token}/{method}`: the official server by default, a self-hosted Bot API
 server or the tests' fake (tests/fakes/telegram_api.py) when the setting says so.
 
@@ -16,12 +17,15 @@ functions.
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
+import ssl
 import warnings
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, Final, TypeVar
 
+import httpx
 from django.conf import settings
 from django.utils.translation import gettext_noop
 from telegram import Bot as TelegramBot
@@ -46,10 +50,20 @@ NOT_TEXT: Final = {  # what a message without text carries, as the inbox shows i
 T = TypeVar("T")
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS context every client of this process uses: the one httpx would make (certifi's
+    certificates, or SSL_CERT_FILE / SSL_CERT_DIR), loaded once. httpx loads it anew for each client
+    it makes, 40–80 ms of CPU here: most of a call's own cost, twice per turn (typing and the
+    reply). A context is safe to share between threads and event loops."""
+    return httpx.create_ssl_context()
+
+
 def _run(token: str, work: Callable[[TelegramBot], Awaitable[T]]) -> T:
     """`work` with a client of its own, closed afterwards, in a loop of its own."""
     timeout = settings.MESSENGER_TIMEOUT
-    request = HTTPXRequest(connect_timeout=timeout, read_timeout=timeout, write_timeout=timeout, pool_timeout=timeout)
+    request = HTTPXRequest(connect_timeout=timeout, read_timeout=timeout, write_timeout=timeout, pool_timeout=timeout,
+                           httpx_kwargs={"verify": _tls()})
 
     async def run() -> T:
         client = TelegramBot(token, base_url=f"{settings.TELEGRAM_API_BASE}/bot", request=request,
