@@ -6,6 +6,7 @@ real webhook views as Telegram and VK's Callback API do."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from django.test import Client
 
 from messengers import services
-from messengers.models import Connection
+from messengers.models import Connection, Delivery
 from tests.chat.conftest import knowledge, shop  # noqa: F401
 from tests.fakes import FAKE_TELEGRAM_TOKEN, FAKE_VK_TOKEN, fake_telegram, fake_vk  # noqa: F401
 from tests.fakes.telegram_api import FakeTelegram
@@ -21,6 +22,7 @@ from tests.fakes.vk_api import FakeVK
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 CHAT = 5550001
+WAIT = 30.0  # seconds: a loaded machine may take a while to embed the first question
 VK_SECRET = "Sekret_VK_2026"  # the owner's Callback API secret in the tests
 VK_CONFIRMATION = "1a2b3c4d"
 
@@ -74,3 +76,20 @@ def post_vk(vk_connected: Connection) -> Post:
                            content_type="application/json")
 
     return post
+
+
+def wait_until(condition: Callable[[], object], timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.05)
+
+
+def wait_for_delivery(condition: Callable[[Delivery], bool], timeout: float = WAIT) -> Delivery:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for delivery in Delivery.objects.all():
+            if condition(delivery):
+                return delivery
+        time.sleep(0.05)
+    raise AssertionError(f"no delivery as expected: {list(Delivery.objects.values('status', 'attempts'))}")

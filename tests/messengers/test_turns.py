@@ -6,8 +6,6 @@ and a resent update is never answered twice."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from chat import handoff
@@ -15,11 +13,10 @@ from chat.models import Conversation, Message
 from messengers.models import Delivery, InboundUpdate, MessengerChat
 from tests.chat.conftest import DELIVERY_QUESTION
 from tests.fakes.telegram_api import callback_update, photo_update, start_update, sticker_update, text_update
-from tests.messengers.conftest import CHAT
+from tests.messengers.conftest import CHAT, WAIT, wait_for_delivery, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-WAIT = 30.0  # seconds: a loaded machine may take a while to embed the first question
 
 
 def _conversation() -> Conversation:
@@ -45,7 +42,7 @@ def test_a_question_is_answered_from_the_site_with_its_source_button(
     conversation = _conversation()
     assert conversation.visitor_name == "Анна Петрова"
     assert [m.role for m in conversation.messages.order_by("id")] == ["visitor", "bot"]
-    _wait(lambda: InboundUpdate.objects.get(update_id=2).status == InboundUpdate.Status.HANDLED)
+    wait_until(lambda: InboundUpdate.objects.get(update_id=2).status == InboundUpdate.Status.HANDLED)
 
 
 def test_a_resent_update_is_answered_once(post_update, knowledge, fake_telegram, celery_worker_thread):
@@ -105,7 +102,7 @@ def test_a_user_who_blocked_the_bot_is_marked_and_not_retried(
     fake_telegram.block(CHAT)
     post_update(text_update(10, CHAT, DELIVERY_QUESTION))
     fake_telegram.wait_for("sendMessage", chat_id=CHAT, timeout=WAIT)
-    delivery = _wait_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
+    delivery = wait_for_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
     assert delivery.attempts == 1 and delivery.response_status == 403
     assert MessengerChat.objects.get(chat_id=str(CHAT)).blocked_at is not None
     assert len(fake_telegram.calls_of("sendMessage", chat_id=CHAT)) == 1
@@ -118,20 +115,3 @@ def test_a_429_is_waited_out_and_the_reply_arrives_once(post_update, knowledge, 
     assert [call.status for call in calls] == [429, 200]
     assert calls[1].at - calls[0].at >= 0.9  # Telegram's retry_after was honoured
     assert len(fake_telegram.sent_texts(CHAT)) == 1
-
-
-def _wait(condition, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.05)
-
-
-def _wait_delivery(condition, timeout: float = WAIT) -> Delivery:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for delivery in Delivery.objects.all():
-            if condition(delivery):
-                return delivery
-        time.sleep(0.05)
-    raise AssertionError(f"no delivery as expected: {list(Delivery.objects.values('status', 'attempts'))}")

@@ -29,11 +29,10 @@ from tests.fakes.vk_api import (
     sticker,
     voice,
 )
-from tests.messengers.conftest import CHAT, VK_SECRET
+from tests.messengers.conftest import CHAT, VK_SECRET, WAIT, wait_for_delivery, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-WAIT = 30.0  # seconds: a loaded machine may take a while to embed the first question
 POLICY = "https://shop.example/privacy/"
 OPERATOR_BUTTON = {"action": {"type": "callback", "label": "Позвать оператора", "payload": '{"cmd":"operator"}'}}
 
@@ -72,7 +71,7 @@ def test_a_first_message_is_answered_from_the_site_with_its_source_button(
     assert [m.role for m in conversation.messages.order_by("id")] == ["visitor", "bot"]
     chat = MessengerChat.objects.get(chat_id=str(CHAT))
     assert (chat.name, chat.username) == ("Анна Петрова", "anna_p")
-    _wait(lambda: InboundUpdate.objects.get(event_id=event["event_id"]).status == InboundUpdate.Status.HANDLED)
+    wait_until(lambda: InboundUpdate.objects.get(event_id=event["event_id"]).status == InboundUpdate.Status.HANDLED)
 
     post_vk(new("А возврат?"))
     fake_vk.wait_for("messages.send", count=2, peer_id=CHAT, timeout=WAIT)
@@ -123,7 +122,7 @@ def test_the_operator_button_the_operator_and_back_to_the_bot(
 
     post_vk(new("А сколько стоит доставка?"))  # back with the bot: it answers again
     fake_vk.wait_for("messages.send", count=6, peer_id=CHAT, timeout=WAIT)
-    _wait(lambda: conversation.messages.order_by("-id").values_list("role", flat=True).first() == "bot")
+    wait_until(lambda: conversation.messages.order_by("-id").values_list("role", flat=True).first() == "bot")
 
     random_ids = [call.params["random_id"] for call in fake_vk.calls_of("messages.send", peer_id=CHAT)]
     assert len(set(random_ids)) == len(random_ids) == 6  # one of its own per message
@@ -162,7 +161,7 @@ def test_a_user_who_blocked_the_community_is_marked_and_not_retried(
     fake_vk.block(CHAT)
     post_vk(new(DELIVERY_QUESTION))
     fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)
-    delivery = _wait_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
+    delivery = wait_for_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
     assert delivery.attempts == 1 and delivery.response_status == 403 and "901" in delivery.error
     assert MessengerChat.objects.get(chat_id=str(CHAT)).blocked_at is not None
     time.sleep(0.3)  # a retry would have come by now (MESSENGER_RETRY_BASE is 0.05)
@@ -172,15 +171,15 @@ def test_a_user_who_blocked_the_community_is_marked_and_not_retried(
 def test_privacy_settings_902_block_too(post_vk, fake_vk, celery_worker_thread):
     fake_vk.fail_next("messages.send", code=902)
     post_vk(start_event(CHAT, secret=VK_SECRET))
-    delivery = _wait_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
+    delivery = wait_for_delivery(lambda d: d.status == Delivery.Status.BLOCKED)
     assert delivery.attempts == 1 and "902" in delivery.error
 
 
 def test_forbidding_and_allowing_the_community_s_messages(post_vk, fake_vk, celery_worker_thread):
     post_vk(message_deny(CHAT, secret=VK_SECRET))
-    _wait(lambda: MessengerChat.objects.filter(chat_id=str(CHAT), blocked_at__isnull=False).exists())
+    wait_until(lambda: MessengerChat.objects.filter(chat_id=str(CHAT), blocked_at__isnull=False).exists())
     post_vk(message_allow(CHAT, secret=VK_SECRET))
-    _wait(lambda: MessengerChat.objects.get(chat_id=str(CHAT)).blocked_at is None)
+    wait_until(lambda: MessengerChat.objects.get(chat_id=str(CHAT)).blocked_at is None)
     assert fake_vk.calls_of("messages.send") == []
 
 
@@ -193,7 +192,7 @@ def test_vk_s_rate_errors_are_retried_and_the_reply_arrives_once(post_vk, fake_v
     assert calls[2].at - calls[1].at >= 0.09  # the backoff doubles: 0.05, then 0.1 seconds
     assert len({call.params["random_id"] for call in calls}) == 1  # the same message to VK each time
     assert fake_vk.sent_texts(CHAT) == ["Здравствуйте! Чем могу помочь?"]
-    delivery = _wait_delivery(lambda d: d.status == Delivery.Status.DELIVERED)
+    delivery = wait_for_delivery(lambda d: d.status == Delivery.Status.DELIVERED)
     assert delivery.attempts == 3
 
 
@@ -214,26 +213,9 @@ def test_mentions_in_a_reply_stay_text(post_vk, fake_vk, celery_worker_thread, d
     conversation = _conversation()
     operator = django_user_model.objects.create_user(username="olga@shop.example", first_name="Ольга")
     handoff.conversation_take(conversation_id=conversation.pk, operator=operator)
-    _wait(lambda: any("на связи" in text for text in fake_vk.sent_texts(CHAT)))
+    wait_until(lambda: any("на связи" in text for text in fake_vk.sent_texts(CHAT)))
     before = len(fake_vk.sent(CHAT))
     handoff.operator_message_send(conversation_id=conversation.pk, operator=operator, client_msg_id="op-2",
                                   text="Пишите [id1|Павлу] или @durov, почта olga@shop.example")
     sent = fake_vk.wait_for("messages.send", count=before + 1, peer_id=CHAT, timeout=WAIT)[-1].params["message"]
     assert sent == "Ольга:\nПишите [\u2060id1|Павлу] или @\u2060durov, почта olga@shop.example"
-
-
-def _wait(condition, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.05)
-
-
-def _wait_delivery(condition, timeout: float = WAIT) -> Delivery:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for delivery in Delivery.objects.all():
-            if condition(delivery):
-                return delivery
-        time.sleep(0.05)
-    raise AssertionError(f"no delivery as expected: {list(Delivery.objects.values('status', 'attempts'))}")
