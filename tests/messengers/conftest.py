@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from django.test import Client
 
 from messengers import services
-from messengers.models import Connection, Delivery
+from messengers.models import Connection, Delivery, InboundUpdate, MessengerChat
 from tests.chat.conftest import knowledge, shop  # noqa: F401
 from tests.fakes import FAKE_TELEGRAM_TOKEN, FAKE_VK_TOKEN, fake_telegram, fake_vk  # noqa: F401
 from tests.fakes.telegram_api import FakeTelegram
@@ -25,6 +25,26 @@ CHAT = 5550001
 WAIT = 30.0  # seconds: a loaded machine may take a while to embed the first question
 VK_SECRET = "Sekret_VK_2026"  # the owner's Callback API secret in the tests
 VK_CONFIRMATION = "1a2b3c4d"
+
+
+SETTLE = 10.0  # seconds a test's end waits for the worker to finish what the test started
+
+
+@pytest.fixture
+def celery_worker_thread(celery_worker_thread: object) -> Iterator[object]:
+    """The real worker (tests/conftest.py), stopped only once the updates and deliveries the test
+    started are done: a turn still running when the test database is torn down fails in the
+    worker's thread, long after its test, and under load can take the test process with it."""
+    yield celery_worker_thread
+    deadline = time.monotonic() + SETTLE
+    while time.monotonic() < deadline and _busy():
+        time.sleep(0.05)
+
+
+def _busy() -> bool:
+    return (InboundUpdate.objects.filter(status=InboundUpdate.Status.RECEIVED).exists()
+            or MessengerChat.objects.filter(handling_since__isnull=False).exists()
+            or Delivery.objects.filter(status__in=[Delivery.Status.PENDING, Delivery.Status.SENDING]).exists())
 
 
 @pytest.fixture
