@@ -54,7 +54,7 @@ class DeliveryAdmin(ReadOnly):
     def send_again(self, request: HttpRequest, queryset: QuerySet[Delivery]) -> None:
         count = delivery.deliveries_retry(queryset.filter(status=Delivery.Status.FAILED))
         self.message_user(request, ngettext("%(count)d доставка поставлена в очередь.",
-                                            "%(count)d доставки поставлены в очередь.", count) % {"count": count},
+                                            "%(count)d доставок поставлено в очередь.", count) % {"count": count},
                           messages.SUCCESS)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:

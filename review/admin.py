@@ -16,9 +16,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.admin_scoping import BotScopedAdmin
+from core.plurals import plural_forms
 from review import selectors, services
 from review.exceptions import ItemNotFound, ReviewError
 from review.models import Correction, ReviewItem
@@ -87,6 +89,7 @@ class ReviewItemAdmin(ReviewScopedAdmin):
         state = {
             "current": self._card(items, first), "next": self._card(items, second),
             "total": items.count(), "filter": flt.as_query(), "urls": self._urls(),
+            "counts": {"chars": plural_forms(lambda n: ngettext("%(n)s знак", "%(n)s знаков", n))},
         }
         context = {
             **self.admin_site.each_context(request),

@@ -5,6 +5,7 @@ endpoints answer with; the management command shows `.message` as is."""
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 
 class ReviewError(Exception):
@@ -27,9 +28,11 @@ class AnswerTooLong(ReviewError):
     code = "too_long"
 
     def __init__(self, length: int, limit: int) -> None:
-        super().__init__(_(
+        super().__init__(ngettext(
+            "Ответ слишком длинный: %(length)s знак при пределе %(limit)s. Сократите его или разбейте на "
+            "несколько записей в знаниях.",
             "Ответ слишком длинный: %(length)s знаков при пределе %(limit)s. Сократите его или разбейте на "
-            "несколько записей в знаниях."
+            "несколько записей в знаниях.", length,
         ) % {"length": length, "limit": limit})
 
 

@@ -148,6 +148,7 @@ def card(item: ReviewItem) -> dict[str, Any]:
         "question": item.question,
         "answer": item.answer,
         "confidence": item.confidence,
+        "confidence_shown": formats.number_format(item.confidence, 2) if item.confidence is not None else "",
         "sources": [
             {"title": c.title or c.url or f"#{c.entry_id}", "url": c.url, "kind": c.kind,
              "used": c.entry_id == item.cited_entry_id, "review_needed": c.review_needed, "active": c.active}

@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from bots.models import Bot
 from chat import friction
@@ -72,8 +73,9 @@ def clean_question(text: str) -> str:
     if not text:
         raise QuestionInvalid(_("Вопрос пустой: напишите, о чём спрашивают посетители."))
     if len(text) > QUESTION_MAX:
-        raise QuestionInvalid(_("Вопрос слишком длинный: %(length)s знаков при пределе %(limit)s.") % {
-            "length": len(text), "limit": QUESTION_MAX})
+        raise QuestionInvalid(ngettext("Вопрос слишком длинный: %(length)s знак при пределе %(limit)s.",
+                                       "Вопрос слишком длинный: %(length)s знаков при пределе %(limit)s.",
+                                       len(text)) % {"length": len(text), "limit": QUESTION_MAX})
     return text
 
 

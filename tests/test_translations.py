@@ -2,6 +2,8 @@
 
 - every catalog (`locale/` and each app's `<app>/locale/`): every msgid translated, nothing fuzzy,
   the placeholders of each msgstr the same as its msgid's;
+- every counted text (ngettext, {% blocktranslate count %}) has its three Russian forms in the Russian
+  catalog (`locale/ru/`): without them gettext counts the English way, «2 разговоров»;
 - its django.mo (built by `make install`) says exactly what its django.po says;
 - every string the source marks for translation (gettext & co. in Python, {% translate %} and
   {% blocktranslate %} in templates) is in some catalog: a string added later without an English
@@ -28,6 +30,8 @@ from django.utils.translation.template import templatize
 from tests.conftest import REPO
 
 SKIP_DIRS = {".venv", ".data", ".git", "node_modules", "tests", "bench", "demo", "migrations", "build"}
+RU_FIX = ("add it to locale/ru/LC_MESSAGES/django.po by hand, msgstr[0..2] = the forms for 1, 2 and 5 "
+          "(docs/translations.md, \"Counted texts\"), then `make install`")
 FIX = ("fill it in {po} (cd to the folder above locale/ and run `../.venv/bin/python ../manage.py makemessages -l en`, "
        "or `.venv/bin/python manage.py makemessages -l en` for the root catalog), then `make install`")
 
@@ -47,10 +51,14 @@ def walk(suffixes: tuple[str, ...]) -> Iterator[Path]:
             yield path
 
 
-def catalogs() -> list[Path]:
-    found = [path for path in REPO.rglob("locale/*/LC_MESSAGES/django.po")
+def catalogs(language: str = "*") -> list[Path]:
+    found = [path for path in REPO.rglob(f"locale/{language}/LC_MESSAGES/django.po")
              if not {".venv", ".data"}.intersection(path.relative_to(REPO).parts)]
     return sorted(found)
+
+
+def language_of(po: Path) -> str:
+    return po.parent.parent.name
 
 
 def rel(path: Path) -> str:
@@ -123,7 +131,16 @@ def marked_strings() -> list[Marked]:
 
 def entries(po: Path) -> list:
     with po.open("rb") as handle:
-        return [message for message in read_po(handle, locale="en") if message.id]
+        return [message for message in read_po(handle, locale=language_of(po)) if message.id]
+
+
+def key_of(message) -> tuple[str | None, str]:
+    return message.context, message.id if isinstance(message.id, str) else message.id[0]
+
+
+CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
+# Russian counts three ways: 1, 21 разговор; 2, 22 разговора; 5, 11, 12 разговоров.
+RUSSIAN_FORMS = {1: 0, 21: 0, 101: 0, 2: 1, 4: 1, 22: 1, 0: 2, 5: 2, 11: 2, 12: 2, 14: 2, 111: 2}
 
 
 PLACEHOLDERS = re.compile(r"%\(\w+\)[sdfr]|%[sdf]|\{\w*\}")
@@ -139,7 +156,7 @@ def test_every_catalog_is_found():
 def test_every_entry_is_translated_and_none_is_fuzzy(po):
     problems = []
     with po.open("rb") as handle:
-        catalog = read_po(handle, locale="en")
+        catalog = read_po(handle, locale=language_of(po))
     if catalog.fuzzy:
         problems.append("the header is marked fuzzy (remove `#, fuzzy` above msgid \"\")")
     for message in catalog:
@@ -150,6 +167,8 @@ def test_every_entry_is_translated_and_none_is_fuzzy(po):
         strings = message.string if isinstance(message.string, tuple) else (message.string,)
         if message.fuzzy:
             problems.append(f"fuzzy: {shown!r} ({where})")
+        if isinstance(message.id, (tuple, list)) and len(strings) != catalog.num_plurals:
+            problems.append(f"{len(strings)} forms, the language has {catalog.num_plurals}: {shown!r} ({where})")
         if not all(strings):
             problems.append(f"no English: {shown!r} ({where})")
             continue
@@ -171,10 +190,10 @@ def test_the_compiled_catalog_matches_its_source(po):
     for message in entries(po):
         got: str | tuple[str, ...]
         want: str | tuple[str, ...]
-        if isinstance(message.id, tuple):
+        if isinstance(message.id, tuple):  # a count of each form: 1, 2, 5 (Russian has three)
             got = tuple(compiled.npgettext(message.context, message.id[0], message.id[1], n) if message.context
-                        else compiled.ngettext(message.id[0], message.id[1], n) for n in (1, 2))
-            want = tuple(message.string[:2])
+                        else compiled.ngettext(message.id[0], message.id[1], n) for n in (1, 2, 5))
+            want = tuple(message.string[compiled.plural(n)] for n in (1, 2, 5))
         else:
             got = compiled.pgettext(message.context, message.id) if message.context else compiled.gettext(message.id)
             want = str(message.string)
@@ -187,20 +206,20 @@ def test_a_text_has_one_english_in_every_catalog():
     """Django merges the catalogs into one (locale/ first, then the apps in INSTALLED_APPS order), so
     the same Russian text translated two ways shows only one of them: the other catalog's page says
     what its author did not write. Give a text one English everywhere, or a context (pgettext)."""
-    seen: dict[tuple[str | None, str], tuple[str, object]] = {}
+    seen: dict[tuple[str, str | None, str], tuple[str, object]] = {}
     clashes = []
     for po in catalogs():
         for message in entries(po):
-            key = (message.context, message.id if isinstance(message.id, str) else message.id[0])
+            key = (language_of(po), *key_of(message))
             if key in seen and seen[key][1] != message.string:
-                clashes.append(f"{key[1]!r}: {seen[key][1]!r} in {seen[key][0]}, {message.string!r} in {rel(po)}")
+                clashes.append(f"{key[2]!r}: {seen[key][1]!r} in {seen[key][0]}, {message.string!r} in {rel(po)}")
             seen.setdefault(key, (rel(po), message.string))
     assert not clashes, "one text, two translations:\n  " + "\n  ".join(clashes)
 
 
 def test_every_marked_string_of_the_source_has_english():
     known: set[tuple[str | None, str]] = set()
-    for po in catalogs():
+    for po in catalogs("en"):  # the Russian catalog holds counted texts only: it is no English
         for message in entries(po):
             if all(message.string if isinstance(message.string, tuple) else (message.string,)):
                 known.add((message.context, message.id if isinstance(message.id, str) else message.id[0]))
@@ -211,6 +230,38 @@ def test_every_marked_string_of_the_source_has_english():
                          for m in missing)
     assert not missing, ("strings marked for translation that no catalog translates:\n  " + report
                          + "\nAdd them with makemessages and " + FIX.format(po="the catalog of their app"))
+
+
+def test_the_russian_catalog_counts_the_russian_way():
+    """One Russian catalog, with gettext's three-form rule for Russian: the English two-form fallback
+    (n != 1) would write «2 разговоров» and «21 разговоров»."""
+    assert [rel(po) for po in catalogs("ru")] == ["locale/ru/LC_MESSAGES/django.po"]
+    po = REPO / "locale/ru/LC_MESSAGES/django.po"
+    with po.open("rb") as handle:
+        catalog = read_po(handle, locale="ru")
+    assert catalog.num_plurals == 3
+    with po.with_suffix(".mo").open("rb") as handle:
+        compiled = gettext.GNUTranslations(handle)
+    assert {n: compiled.plural(n) for n in RUSSIAN_FORMS} == RUSSIAN_FORMS
+
+
+def test_every_counted_text_has_its_russian_forms():
+    """Every counted text the source marks (ngettext, {% blocktranslate count %}) with a Russian msgid
+    is in the Russian catalog with three forms: for 1 the msgid itself, for 5 the msgid_plural (the
+    source writes the forms of 1 and 5), for 2 the third one («2 разговора»)."""
+    russian = {key_of(message): message for message in entries(REPO / "locale/ru/LC_MESSAGES/django.po")
+               if isinstance(message.id, tuple)}
+    problems = []
+    for marked in marked_strings():
+        if not marked.plural or not CYRILLIC.search(marked.msgid):
+            continue
+        message = russian.get((marked.context, marked.msgid))
+        if message is None:
+            problems.append(f"{marked.where}: {marked.msgid!r} has no Russian forms")
+        elif message.id[1] != marked.plural or message.string[0] != marked.msgid or message.string[2] != marked.plural:
+            problems.append(f"{marked.where}: {marked.msgid!r}: the forms for 1 and 5 differ from the source's "
+                            f"({message.string[0]!r}, {message.string[2]!r} for {marked.msgid!r}, {marked.plural!r})")
+    assert not problems, "\n  ".join(["counted texts without their Russian forms:", *problems]) + "\n" + RU_FIX
 
 
 def test_the_scan_reads_python_and_templates(tmp_path):
@@ -242,3 +293,5 @@ def test_django_serves_the_english_texts():
         assert translation.gettext("журнал") == "journal"  # routes/locale
     with translation.override("ru"):
         assert translation.gettext("Вход") == "Вход"
+        assert [translation.npgettext("подпись к числу", "разговор", "разговоров", n) for n in (1, 2, 5, 21)] == [
+            "разговор", "разговора", "разговоров", "разговор"]  # locale/ru

@@ -14,6 +14,7 @@ from typing import Any, Final
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from bots.models import Bot
 from core.validators import validate_web_url
@@ -61,7 +62,9 @@ def questions_parse(text: Any) -> list[Draft]:
                                         % {"limit": PASTE_MAX}]})
     lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if len(lines) > MAX_QUESTIONS:
-        message = _("В наборе %(count)d вопросов, а можно не больше %(limit)d. Разделите его на два набора.")
+        message = ngettext("В наборе %(count)d вопрос, а можно не больше %(limit)d. Разделите его на два набора.",
+                           "В наборе %(count)d вопросов, а можно не больше %(limit)d. Разделите его на два набора.",
+                           len(lines))
         raise SetInvalid({"questions": [message % {"count": len(lines), "limit": MAX_QUESTIONS}]})
     drafts: list[Draft] = []
     problems: list[str] = []

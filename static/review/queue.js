@@ -42,7 +42,7 @@
       tag.dataset.code = r.code;
       return tag;
     }));
-    const when = current.answered_at + (current.confidence !== null ? " · " + T.confidence + " " + current.confidence.toFixed(2) : "")
+    const when = current.answered_at + (current.confidence_shown ? " · " + T.confidence + " " + current.confidence_shown : "")
       + (current.repeats_label ? " · " + current.repeats_label : "");
     $("rq-when").textContent = when;
     const dialog = $("rq-dialog");
@@ -159,7 +159,7 @@
   }
 
   function counter() {
-    $("rq-count").textContent = $("rq-text").value.length + " " + T.chars;
+    $("rq-count").textContent = window.spravkaPlural(state.counts.chars, $("rq-text").value.length);
   }
 
   async function post(target, body) {

@@ -110,6 +110,7 @@ def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(
     position, answer = page.locator("#rq-position"), page.locator("#rq-dialog .rq-msg.visitor").first
     expect(position).to_have_text("1 из 5")
     expect(answer).to_have_text(re.compile("вертолёта"))
+    expect(page.locator("#rq-when")).to_contain_text(re.compile(r"\b0,\d\d\b"))  # a decimal comma in Russian
     shots and page.screenshot(path=str(shots / "review-queue.png"))
 
     # 3: «Добавить в знания» — the typed answer, saved with the button.
@@ -131,7 +132,10 @@ def test_an_owner_reviews_five_dialogs_and_the_next_visitor_gets_the_correction(
     page.fill("#rq-text", "")
     page.keyboard.press("Control+Enter")
     expect(page.locator("#rq-error")).to_contain_text("пустой")
+    page.locator("#rq-text").press_sequentially("Да")
+    expect(page.locator("#rq-count")).to_have_text("2 знака")  # counted in Russian by static/owner/plural.js
     page.fill("#rq-text", FIXED)
+    expect(page.locator("#rq-count")).to_have_text(f"{len(FIXED)} знаков")
     page.keyboard.press("Control+Enter")
     expect(page.locator("#rq-save")).to_contain_text("Подтвердить", timeout=REACH_WAIT)
     shots and page.screenshot(path=str(shots / "review-fix.png"))

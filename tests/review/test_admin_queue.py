@@ -37,6 +37,21 @@ def test_the_page_shows_the_first_item_and_preloads_the_second(client, owner, it
     assert "Всё верно" in response.content.decode() and "Добавить в знания" in response.content.decode()
 
 
+@pytest.mark.parametrize(("language", "confidence", "category", "chars"), [
+    ("ru", "0,23", "few", "%(n)s знака"), ("en", "0.23", "other", "%(n)s characters")])
+def test_the_cards_numbers_and_counts_are_in_the_pages_language(client, owner, items, language, confidence,
+                                                                 category, chars):
+    """«уверенность 0,23» in Russian, "confidence 0.23" in English (the script shows the server's text, not
+    the number's toFixed); the answer's length counter gets its counted forms (static/owner/plural.js)."""
+    ReviewItem.objects.filter(pk=items[0].pk).update(confidence=0.2345)
+    client.force_login(owner)
+    response = client.get(reverse("admin:review_reviewitem_changelist"), HTTP_ACCEPT_LANGUAGE=language)
+    state = response.context["state"]
+    assert state["current"]["confidence_shown"] == confidence
+    assert state["counts"]["chars"][category] == chars
+    assert "owner/plural.js" in response.content.decode()
+
+
 def test_a_decision_answers_with_the_item_after_the_preloaded_one(client, owner, items):
     client.force_login(owner)
     response = client.post(decide_url(items[0].pk), {"decision": "correct", "after": items[1].pk})

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from bots.exceptions import BotNotFound
 from bots.models import Bot
@@ -31,6 +32,8 @@ class Command(BaseCommand):
             except OSError as exc:  # the SMTP server refused or is unreachable
                 raise CommandError(_("Не удалось отправить сводку «%(name)s»: %(error)s") % {
                     "name": bot.name, "error": exc}) from exc
-            self.stdout.write(_("%(slug)s: сводка отправлена %(n)s адресатам") % {"slug": bot.slug, "n": sent} if sent
+            self.stdout.write(ngettext("%(slug)s: сводка отправлена %(n)s адресату",
+                                       "%(slug)s: сводка отправлена %(n)s адресатам", sent)
+                              % {"slug": bot.slug, "n": sent} if sent
                               else _("%(slug)s: у бота нет владельцев с e-mail, сводка не отправлена") % {
                                   "slug": bot.slug})

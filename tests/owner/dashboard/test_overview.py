@@ -93,3 +93,20 @@ def test_another_tenants_pages_are_404_like_missing_ones(owner_client, other_bot
 def test_the_overview_in_english(owner_client, bot):
     html = owner_client.get("/b/demo/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "The bot knows nothing yet" in html and "Add a site" in html and "conversations" in html
+
+
+LABELS = re.compile(r'data-stat="(\w+)">(\d+)</div><div class="label">([^<·]*)')
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("ru", {"conversations": "разговора", "handed_off": "передан оператору", "leads": "оставил контакт",
+            "thumbs_down": "ответа оценили плохо", "review_pending": "ждёт проверки"}),
+    ("en", {"conversations": "conversations", "handed_off": "handed to an operator", "leads": "left a contact",
+            "thumbs_down": "answers rated down", "review_pending": "awaiting review"}),
+])
+def test_each_numbers_label_takes_the_form_of_its_number(owner_client, bot, language, expected):
+    """3 разговора, 1 передан оператору, 1 оставил контакт, 2 ответа оценили плохо, 1 ждёт проверки."""
+    seed_activity(bot, days_ago=1)
+    html = owner_client.get("/b/demo/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    labels = {name: label.strip() for name, _value, label in LABELS.findall(html)}
+    assert {name: labels[name] for name in expected} == expected, stats(html)

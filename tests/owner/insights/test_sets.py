@@ -30,7 +30,7 @@ def test_fifty_questions_are_fine_fifty_one_are_refused(bot):
     with pytest.raises(SetInvalid) as refused:
         question_set_save(bot=bot, name="Много", text="\n".join(f"вопрос {n}" for n in range(51)))
     assert refused.value.errors["questions"] == [
-        "В наборе 51 вопросов, а можно не больше 50. Разделите его на два набора."]
+        "В наборе 51 вопрос, а можно не больше 50. Разделите его на два набора."]
     assert not QuestionSet.objects.exists()
 
 
@@ -72,7 +72,7 @@ def test_the_form_shows_the_errors_and_keeps_what_was_typed(owner_client, bot):
         "name": "Проверка", "questions": "\n".join(f"вопрос номер {n}" for n in range(51))})
     assert response.status_code == 400
     page = response.content.decode()
-    assert "В наборе 51 вопросов, а можно не больше 50." in page
+    assert "В наборе 51 вопрос, а можно не больше 50." in page
     assert "вопрос номер 50" in page
     assert not QuestionSet.objects.exists()
 
