@@ -193,7 +193,7 @@ def test_the_compiled_catalog_matches_its_source(po):
         if isinstance(message.id, tuple):  # a count of each form: 1, 2, 5 (Russian has three)
             got = tuple(compiled.npgettext(message.context, message.id[0], message.id[1], n) if message.context
                         else compiled.ngettext(message.id[0], message.id[1], n) for n in (1, 2, 5))
-            want = tuple(message.string[compiled.plural(n)] for n in (1, 2, 5))
+            want = tuple(message.string[compiled.plural(n)] for n in (1, 2, 5))  # type: ignore[attr-defined]
         else:
             got = compiled.pgettext(message.context, message.id) if message.context else compiled.gettext(message.id)
             want = str(message.string)
@@ -242,7 +242,7 @@ def test_the_russian_catalog_counts_the_russian_way():
     assert catalog.num_plurals == 3
     with po.with_suffix(".mo").open("rb") as handle:
         compiled = gettext.GNUTranslations(handle)
-    assert {n: compiled.plural(n) for n in RUSSIAN_FORMS} == RUSSIAN_FORMS
+    assert {n: compiled.plural(n) for n in RUSSIAN_FORMS} == RUSSIAN_FORMS  # type: ignore[attr-defined]
 
 
 def test_every_counted_text_has_its_russian_forms():
