@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection
 from typing import Any, Final
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from bots.models import Bot, Membership
 
@@ -46,6 +46,14 @@ def owned_bots(user: Any) -> QuerySet[Bot]:
 def inbox_bots(user: Any) -> QuerySet[Bot]:
     """Bots whose conversations `user` may read and answer in the operators' inbox."""
     return bots_for_user(user, roles=INBOX_ROLES)
+
+
+def inbox_users(bot_id: int) -> Q:
+    """Who may read and answer the bot's conversations, as a condition on users (`inbox_bots`'s rule
+    from the other side, in one query for many users): active, and a superuser or an owner or
+    operator of the bot."""
+    members = Membership.objects.filter(bot_id=bot_id, role__in=list(INBOX_ROLES)).values("user_id")
+    return Q(is_active=True) & (Q(is_superuser=True) | Q(pk__in=members))
 
 
 def bot_by_slug(slug: str) -> Bot:

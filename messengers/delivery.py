@@ -83,6 +83,18 @@ def delivery_for_operator(chat: MessengerChat, *, key: str, text: str, conversat
         _make(chat, f"{key}:{part}", method, params, None, conversation_id)
 
 
+def deliveries_for_operators(chats: list[MessengerChat], *, key: str, text: str, conversation_id: int,
+                             actions: list[tuple[str, str]]) -> None:
+    """`delivery_for_operator` for many operators' chats at once, in one statement; a chat that has
+    it already (the same key) keeps the one it has."""
+    shown = Outgoing(text=text, actions=actions)
+    Delivery.objects.bulk_create([
+        Delivery(connection_id=chat.connection_id, chat=chat, key=f"{key}:{part}", method=method, params=params,
+                 conversation_id=conversation_id)
+        for chat in chats for part, (method, params) in enumerate(_calls(chat.connection, chat.chat_id, shown))
+    ], ignore_conflicts=True)
+
+
 def conversation_replied(chat: MessengerChat, sent_message_id: int) -> int | None:
     """The conversation that the message `sent_message_id` of the chat (one sent by
     `delivery_for_operator`) is about, or None."""
@@ -122,26 +134,35 @@ def _blocked(chat: MessengerChat, delivery: Delivery, error: str) -> None:
 
 def _send_one(chat: MessengerChat, token: str, delivery: Delivery) -> float | None:
     """One call; the seconds to wait before the chat goes on, or None to go on now (or stop: blocked)."""
+    try:
+        result: Any = transports.of(chat.connection.kind).call(token, delivery.method, delivery.params)
+    except (Blocked, BadToken, SendFailed) as exc:
+        result = exc
+    return _settle(chat, delivery, result)
+
+
+def _settle(chat: MessengerChat, delivery: Delivery, result: Any) -> float | None:
+    """A call's outcome written to its delivery (`result` the messenger's answer or our exception);
+    the seconds to wait before the chat goes on, 0 to go on now, None to stop (blocked, bad token)."""
     delivery.attempts += 1
     connection = chat.connection
     transport = transports.of(connection.kind)
-    try:
-        delivery.result_message_id = _sent_number(transport.call(token, delivery.method, delivery.params))
-    except Blocked as exc:
-        _blocked(chat, delivery, str(exc))
+    if isinstance(result, Blocked):
+        _blocked(chat, delivery, str(result))
         return None
-    except BadToken as exc:
-        _finish(delivery, Status.FAILED, error=str(exc), response=401)
+    if isinstance(result, BadToken):
+        _finish(delivery, Status.FAILED, error=str(result), response=401)
         services.connection_failing(connection, stored(transport.TOKEN_REFUSED))
         return None
-    except SendFailed as exc:
-        if exc.retryable and delivery.attempts < settings.MESSENGER_MAX_ATTEMPTS:
-            _finish(delivery, Status.PENDING, error=str(exc), response=exc.status)
-            return exc.retry_after if exc.retry_after is not None else retry_delay(delivery.attempts)
-        _finish(delivery, Status.FAILED, error=str(exc), response=exc.status)
+    if isinstance(result, SendFailed):
+        if result.retryable and delivery.attempts < settings.MESSENGER_MAX_ATTEMPTS:
+            _finish(delivery, Status.PENDING, error=str(result), response=result.status)
+            return result.retry_after if result.retry_after is not None else retry_delay(delivery.attempts)
+        _finish(delivery, Status.FAILED, error=str(result), response=result.status)
         services.connection_failing(connection, stored(gettext_noop(
-            "сообщение не доставлено: %(error)s"), error=str(exc)[:200]))
+            "сообщение не доставлено: %(error)s"), error=str(result)[:200]))
         return 0.0
+    delivery.result_message_id = _sent_number(result)
     _finish(delivery, Status.DELIVERED, response=200)
     services.connection_working(connection)
     return 0.0
@@ -197,6 +218,85 @@ def deliver_now(chat: MessengerChat) -> None:
     wait = chat_flush(chat.pk)
     if wait is not None:
         chat_deliver.apply_async((chat.pk,), countdown=wait)
+
+
+def chats_flush_together(chat_pks: list[int]) -> dict[int, float]:
+    """Send the first waiting delivery of each chat at once, the calls of one connection together
+    (one client, concurrent requests: `transport.call_many`), for news that many chats get at the
+    same moment (a conversation waiting, told to every linked operator). A chat with more to send, or
+    whose call must wait, goes on alone as `chat_flush` does: {chat pk: seconds to wait first}."""
+    chats = {chat.pk: chat for chat in MessengerChat.objects.select_related("connection").filter(pk__in=chat_pks)}
+    by_connection: dict[int, list[Delivery]] = {}
+    later: dict[int, float] = {}
+    for delivery in _first_waiting(list(chats)):
+        chat = chats[delivery.chat_id]
+        if chat.blocked_at is not None or not chat.connection.working:
+            later[chat.pk] = 0.0  # chat_flush settles it (blocked or failed), as for one chat
+        elif _claim(delivery):
+            by_connection.setdefault(chat.connection_id, []).append(delivery)
+    for deliveries in by_connection.values():
+        later |= _send_together(chats, deliveries)
+    return later
+
+
+def _first_waiting(chat_pks: list[int]) -> list[Delivery]:
+    """Each chat's oldest delivery not yet sent: the only one that may leave now (order per chat)."""
+    firsts = (Delivery.objects.filter(chat_id__in=chat_pks, status__in=[Status.PENDING, Status.SENDING])
+              .order_by("chat_id", "id").distinct("chat_id").values_list("pk", flat=True))
+    return list(Delivery.objects.filter(pk__in=list(firsts)))
+
+
+def _send_together(chats: dict[int, MessengerChat], deliveries: list[Delivery]) -> dict[int, float]:
+    connection = chats[deliveries[0].chat_id].connection
+    try:
+        token = services.token_of(connection)
+    except secrets.Unreadable:
+        Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).update(status=Status.PENDING)
+        return {d.chat_id: 0.0 for d in deliveries}  # chat_flush tells the owner, once per chat
+    results = transports.of(connection.kind).call_many(token, [(d.method, d.params) for d in deliveries])
+    later: dict[int, float] = {}
+    sent = [(d, r) for d, r in zip(deliveries, results, strict=True) if not isinstance(r, Exception)]
+    _delivered_together(connection, sent)
+    for delivery, result in zip(deliveries, results, strict=True):
+        if isinstance(result, Exception):
+            wait = _settle(chats[delivery.chat_id], delivery, result)
+            if wait is not None:
+                later[delivery.chat_id] = wait
+    more = set(Delivery.objects.filter(chat_id__in=[d.chat_id for d in deliveries], status=Status.PENDING)
+               .values_list("chat_id", flat=True))
+    return {chat_pk: later.get(chat_pk, 0.0) for chat_pk in more} | {pk: w for pk, w in later.items() if w > 0}
+
+
+def _delivered_together(connection: Connection, sent: list[tuple[Delivery, Any]]) -> None:
+    """The calls that went through, written as `_settle` writes one, in one statement."""
+    if not sent:
+        return
+    now = timezone.now()
+    for delivery, result in sent:
+        delivery.attempts += 1
+        delivery.status, delivery.error, delivery.response_status, delivery.delivered_at = (
+            Status.DELIVERED, "", 200, now)
+        delivery.result_message_id = _sent_number(result)
+    Delivery.objects.bulk_update([delivery for delivery, _result in sent], [
+        "status", "error", "response_status", "delivered_at", "attempts", "result_message_id"])
+    services.connection_working(connection)
+
+
+@shared_task(max_retries=None)
+def chats_deliver(chat_pks: list[int]) -> None:
+    """Send many chats' news together (Celery); each chat with more to send, or a wait, goes on in
+    `chat_deliver`."""
+    for chat_pk, wait in chats_flush_together(chat_pks).items():
+        if wait > 0:
+            chat_deliver.apply_async((chat_pk,), countdown=wait)
+        else:
+            chat_deliver.delay(chat_pk)
+
+
+def deliver_together_soon(chats: list[MessengerChat]) -> None:
+    """Send these chats' deliveries from one worker task, after the caller's transaction commits."""
+    chat_pks = [chat.pk for chat in chats]
+    transaction.on_commit(lambda: chats_deliver.delay(chat_pks))
 
 
 def deliveries_retry(queryset: Any) -> int:

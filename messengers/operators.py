@@ -21,12 +21,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Final
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone, translation
 
 from answers import replies
 from bots.models import Bot
-from bots.selectors import inbox_bots
+from bots.selectors import inbox_bots, inbox_users
 from chat import handoff
 from chat.exceptions import AlreadyTaken, ChatError, ConversationClosed
 from chat.models import Conversation, Message
@@ -118,11 +119,13 @@ def _waiting_text(conversation: Conversation) -> str:
 
 def waiting_notify(*, conversation_id: int, bot_id: int, message_id: int) -> int:
     """Tell every linked operator of the bot that the conversation waits (once per wait: the
-    handoff's note `message_id` is in the key); the number of chats told."""
-    links = [link for link in OperatorLink.objects.select_related("user", "chat__connection__bot").filter(
-        connection__bot_id=bot_id, connection__kind=Connection.Kind.TELEGRAM, chat__blocked_at__isnull=True,
-    ).exclude(connection__status=Connection.Status.DISCONNECTED) if works_in(link.user, bot_id)]
-    if not links:
+    handoff's note `message_id` is in the key); the number of chats told. A few queries however many
+    operators are linked: the notices are made in one statement and sent together by one task."""
+    chats = list(MessengerChat.objects.select_related("connection").filter(
+        operator_links__connection__bot_id=bot_id, connection__kind=Connection.Kind.TELEGRAM,
+        blocked_at__isnull=True, operator_links__user__in=get_user_model().objects.filter(inbox_users(bot_id)),
+    ).exclude(connection__status=Connection.Status.DISCONNECTED).distinct())
+    if not chats:
         return 0
     conversation = Conversation.objects.select_related("bot").filter(pk=conversation_id).first()
     if conversation is None or conversation.state != Conversation.State.WAITING_OPERATOR:
@@ -130,11 +133,10 @@ def waiting_notify(*, conversation_id: int, bot_id: int, message_id: int) -> int
     bot = conversation.bot
     text = _waiting_text(conversation)
     actions = [(replies.say(bot, "tg_operator_take"), f"{TAKE}:{conversation_id}")]
-    for link in links:
-        delivery.delivery_for_operator(link.chat, key=f"w:{conversation_id}:{message_id}", text=text,
-                                       conversation_id=conversation_id, actions=actions)
-        delivery.deliver_soon(link.chat)
-    return len(links)
+    delivery.deliveries_for_operators(chats, key=f"w:{conversation_id}:{message_id}", text=text,
+                                      conversation_id=conversation_id, actions=actions)
+    delivery.deliver_together_soon(chats)
+    return len(chats)
 
 
 # ----- the operator's updates -----------------------------------------------------------------------

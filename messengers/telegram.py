@@ -38,6 +38,9 @@ from messengers.incoming import OPERATOR, Incoming, Kind
 from messengers.outgoing import Outgoing, split
 
 MAX_TEXT: Final = 4096  # sendMessage's limit, in characters after the markup is parsed
+# Requests one client keeps open at once (call_many). Telegram takes about 30 messages a second to
+# different chats; more than that gets a 429 with retry_after, which the chat's retry honours.
+IN_FLIGHT: Final = 20
 TEXT_MARGIN: Final = 700  # an operator's name and up to five product lines
 ALLOWED_UPDATES: Final = ["message", "callback_query", "my_chat_member"]
 OPERATOR_DATA: Final = OPERATOR  # callback data of «Позвать оператора»
@@ -59,11 +62,12 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _run(token: str, work: Callable[[TelegramBot], Awaitable[T]]) -> T:
-    """`work` with a client of its own, closed afterwards, in a loop of its own."""
+def _run(token: str, work: Callable[[TelegramBot], Awaitable[T]], *, connections: int = 1) -> T:
+    """`work` with a client of its own (up to `connections` requests in flight), closed afterwards,
+    in a loop of its own."""
     timeout = settings.MESSENGER_TIMEOUT
-    request = HTTPXRequest(connect_timeout=timeout, read_timeout=timeout, write_timeout=timeout, pool_timeout=timeout,
-                           httpx_kwargs={"verify": _tls()})
+    request = HTTPXRequest(connection_pool_size=connections, connect_timeout=timeout, read_timeout=timeout,
+                           write_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls()})
 
     async def run() -> T:
         client = TelegramBot(token, base_url=f"{settings.TELEGRAM_API_BASE}/bot", request=request,
@@ -109,6 +113,25 @@ def call(token: str, method: str, params: dict[str, Any]) -> Any:
         return _run(token, work)
     except error.TelegramError as exc:
         raise _failure(exc) from exc
+
+
+def call_many(token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Several calls at once through one client (at most IN_FLIGHT requests open): for each, its
+    result or our exception, in order."""
+    async def one(client: TelegramBot, method: str, params: dict[str, Any]) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PTBUserWarning)
+            try:
+                return await client.do_api_request(method, api_kwargs=params)
+            except error.TelegramError as exc:
+                return _failure(exc)
+
+    async def work(client: TelegramBot) -> list[Any]:
+        return list(await asyncio.gather(*(one(client, method, params) for method, params in calls)))
+
+    if not calls:
+        return []
+    return _run(token, work, connections=min(len(calls), IN_FLIGHT))
 
 
 def account(token: str) -> tuple[str, str]:

@@ -37,6 +37,9 @@ class Transport(Protocol):
     def call(self, token: str, method: str, params: dict[str, Any]) -> Any:
         """One call; its result, or Blocked / BadToken / SendFailed."""
 
+    def call_many(self, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        """Several calls at once where the messenger allows it: each one's result or our exception."""
+
     def typing(self, token: str, chat_id: str) -> None:
         """«печатает…», a courtesy whose failure is ignored."""
 

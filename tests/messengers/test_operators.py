@@ -18,7 +18,7 @@ from bots.models import Membership
 from chat import services as chat_services
 from chat.models import Conversation, Message
 from messengers import operators, services
-from messengers.models import Connection, Delivery, OperatorLink, OperatorLinkCode
+from messengers.models import Connection, Delivery, MessengerChat, OperatorLink, OperatorLinkCode
 from tests.fakes.telegram_api import callback_update, start_update, text_update
 from tests.messengers.conftest import CHAT, SECRET_HEADER
 
@@ -236,3 +236,58 @@ def test_the_operator_page_makes_a_code_with_the_deep_link_and_unlinks(shop, ann
     assert not OperatorLink.objects.exists()
     Connection.objects.filter(pk=connected.pk).update(status=Connection.Status.DISCONNECTED)
     assert client.post("/messengers/operator/", {"bot": shop.pk, "action": "code"}).status_code == 403
+
+
+def _linked_directly(user: Any, connection: Connection, chat_id: int) -> None:
+    """Linked as /start op_<code> links (the code made and used), without the round trip."""
+    chat = services.chat_remember(connection=connection, chat_id=str(chat_id), name=user.first_name, username="")
+    assert operators.link_by_code(connection=connection, chat=chat,
+                                  code=operators.code_make(user=user, bot=connection.bot).code) is not None
+
+
+def test_a_wait_reaches_every_operator_together_once_even_through_a_429(
+    connected, fake_telegram, celery_worker_thread, shop, django_user_model
+):
+    team = [_operator(django_user_model, shop, f"op{n}@shop.example", f"Оператор {n}") for n in range(6)]
+    chats = [7780000 + n for n in range(6)]
+    for user, chat_id in zip(team, chats, strict=True):
+        _linked_directly(user, connected, chat_id)
+    Membership.objects.filter(user=team[4]).delete()  # left the team: hears nothing more
+    fake_telegram.block(chats[5])  # blocked the bot: marked, never retried
+    fake_telegram.fail_next("sendMessage", status=429, retry_after=1)  # one of them must wait a second
+
+    conversation = _widget_waiting(shop)
+
+    working = chats[:4]
+    for chat_id in working:
+        _notice(chat_id, conversation)
+    _wait(lambda: Delivery.objects.filter(chat__chat_id=str(chats[5]), status=Delivery.Status.BLOCKED).exists())
+    notices = [call for call in fake_telegram.calls_of("sendMessage") if "Ждёт оператора" in call.params["text"]]
+    answered = [call for call in notices if call.status == 200]
+    assert sorted(int(call.params["chat_id"]) for call in answered) == working  # each once
+    assert [call.status for call in notices if call.status != 200].count(429) == 1
+    assert not Delivery.objects.filter(chat__chat_id=str(chats[4])).exists()
+    assert MessengerChat.objects.get(chat_id=str(chats[5])).blocked_at is not None
+
+
+def test_telling_the_operators_costs_the_same_queries_for_two_or_six(connected, shop, django_user_model):
+    from django.db import connection as db
+    from django.test.utils import CaptureQueriesContext
+
+    team = [_operator(django_user_model, shop, f"op{n}@shop.example", f"Оператор {n}") for n in range(6)]
+    for n, user in enumerate(team[:2]):
+        _linked_directly(user, connected, 7790000 + n)
+    costs = []
+    for n in (2, 6):
+        for k, user in enumerate(team[2:n], start=2):
+            if not OperatorLink.objects.filter(user=user).exists():
+                _linked_directly(user, connected, 7790000 + k)
+        conversation = _widget_waiting(shop)
+        note = Message.objects.filter(conversation=conversation, role=Message.Role.SYSTEM).latest("id")
+        with CaptureQueriesContext(db) as queries:
+            told = operators.waiting_notify(conversation_id=conversation.pk, bot_id=shop.pk, message_id=note.pk)
+        assert told == n
+        costs.append(len(queries))
+    assert costs[0] == costs[1]
+    notices = Delivery.objects.filter(key__startswith="w:")  # the signal told them first: still one each
+    assert sorted(notices.values_list("chat__chat_id", flat=True)) == [str(7790000 + n) for n in range(6)]
