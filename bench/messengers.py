@@ -2,8 +2,8 @@
 question, and updates per second through one app process.
 
     python bench/messengers.py [--rounds 40] [--rate 100] [--seconds 60] [--threads 4] [--quick]
-                               [--only overhead,throughput] [--receive-first] [--worker-env NAME=VALUE]
-                               [--code DIR]
+                               [--only overhead,operators,throughput] [--operators 50]
+                               [--operator-rounds 20] [--receive-first] [--worker-env NAME=VALUE] [--code DIR]
 
 Processes, all on this machine: one `uvicorn assistant.asgi:application` (the production options,
 DEBUG=0, LLM_PROVIDER=none, rate limits far above what is sent, as in bench/ws_capacity.py), one
@@ -47,8 +47,15 @@ worker process with `--threads` threads; `--worker-env NAME=VALUE` sets a settin
 alone (e.g. DB_CONN_MAX_AGE=60). `--receive-first` pauses the worker (SIGSTOP) until every update
 is accepted: what the app accepts with the cores to itself, then what the worker answers alone.
 
-Not measured: the issue's third target (50 operators linked in Telegram, a waiting conversation
-reaching all their chats in ≤ 1 s p95): operators cannot be linked to Telegram yet.
+Part 3, operators in Telegram (target: 50 operators linked, a waiting conversation reaches all
+their Telegram chats in ≤ 1 s p95). The bench bot gets `--operators` operators (accounts made by
+`bots.services.membership_add`), each linked to a Telegram chat of its own through the real path
+(`messengers.operators.code_make` → `link_by_code`); a second bot, `bench-tg-one`, connected to
+the same fake with a token of its own, gets one linked operator: the baseline. Every round a widget
+visitor of each bot (the order alternating) opens a socket, says `hello` and presses «Позвать
+оператора» (`{"type":"button","id":"operator"}`); timed from that frame sent to each operator
+chat's sendMessage at the fake, and to the last of them (the conversation has reached everyone).
+A pause and an idle wait after each round.
 
 `--code DIR` runs the app and the worker from another checkout (e.g. `git archive <commit> | tar
 -x -C /tmp/before`, then `make messages` there) against the same data, to compare a change under
@@ -99,6 +106,11 @@ TOPICS = {
     "pay": ("картой", ["Как можно оплатить заказ?", "Можно оплатить картой?", "Принимаете наличные курьеру?"]),
 }
 QUESTIONS = [(topic, text) for topic, (_fact, texts) in TOPICS.items() for text in texts]
+OPERATOR_CHAT_BASE = 7_900_000_000  # part 3: the operators' own Telegram chats
+SLUG_ONE = "bench-tg-one"  # part 3's baseline: a bot with one linked operator
+TOKEN_ONE = "7000000024:AABenchTelegramTokenForSpravkaBench_24"  # noqa: S105 - the fake's, nowhere else
+OPERATOR_EMAILS = "@bench-tg.example"
+TARGET_REACH_MS = 1000.0
 CHAT_BASE = 7_700_000_000  # Telegram user ids of the bench's chats: part 1 from here, part 2 from + 1e6
 
 
@@ -130,6 +142,7 @@ def serve_fake() -> None:
 
     fake = Recording().start()
     fake.add_bot(TOKEN, username="spravka_bench_bot")
+    fake.add_bot(TOKEN_ONE, username="spravka_bench_one_bot")
     print(json.dumps({"url": fake.url}), flush=True)
     sys.stdin.read()
     fake.stop()
@@ -802,6 +815,112 @@ def report_throughput(result: dict[str, Any], checked: dict[str, Any], rate: flo
                         "backlog (stored − answered)"], timeline))
 
 
+# --- part 3: a waiting conversation reaches the operators' Telegram chats --------------------------------
+
+
+@dataclass
+class Team:
+    """A bot whose operators linked their Telegram: where its widget is and their chats."""
+
+    name: str
+    widget: str
+    chats: list[int]
+    reached: list[float] = field(default_factory=list)  # ms, every chat of every round
+    everyone: list[float] = field(default_factory=list)  # ms, the last chat of each round
+    cpu: dict[str, float] = field(default_factory=lambda: {"server": 0.0, "worker": 0.0})  # s, all rounds
+
+
+def link_operators(bot: Any, connection: Any, count: int, first_chat: int) -> list[int]:
+    """`count` operators of the bot, each linked to a Telegram chat of its own as the inbox links
+    them (a one-time code, then /start op_<code> in their chat); their chat ids."""
+    from bots.services import membership_add
+    from messengers import operators, services
+
+    chats = []
+    for n in range(count):
+        user = membership_add(bot=bot, email=f"op{n}.{bot.slug}{OPERATOR_EMAILS}",
+                              role="operator").membership.user
+        chat_id = first_chat + n
+        chat = services.chat_remember(connection=connection, chat_id=str(chat_id), name=f"Оператор {n}", username="")
+        code = operators.code_make(user=user, bot=bot)
+        if operators.link_by_code(connection=connection, chat=chat, code=code.code) is None:
+            raise RuntimeError(f"operator {n} of {bot.slug} was not linked")
+        chats.append(chat_id)
+    return chats
+
+
+def set_up_operators(bot: Any, connection: Any, count: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The bench bot's `count` linked operators, and the baseline bot with one: (main, baseline)
+    as (widget public key, operator chats)."""
+    from messengers import services
+
+    one = common.bench_bot(SLUG_ONE, fresh=True)
+    one.allowed_origins = [ORIGIN]
+    one.save()
+    one_connection = services.telegram_connect(bot=one, token=TOKEN_ONE)
+    main = {"key": bot.public_key, "chats": link_operators(bot, connection, count, OPERATOR_CHAT_BASE)}
+    baseline = {"key": one.public_key, "chats": link_operators(one, one_connection, 1, OPERATOR_CHAT_BASE + count)}
+    return main, baseline
+
+
+async def waiting_round(ctx: Context, team: Team, visitor: str) -> None:
+    """A visitor of the team's bot calls an operator; every linked chat's notice timed."""
+    from websockets.asyncio.client import connect
+
+    ws = await connect(team.widget, origin=ORIGIN, ping_interval=None, open_timeout=TIMEOUT)  # type: ignore[arg-type]
+    try:
+        await ws.send(json.dumps({"type": "hello", "visitor_id": visitor, "last_seen_id": None}))
+        welcome = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+        if welcome["type"] != "welcome":
+            raise RuntimeError(f"expected welcome, got {welcome}")
+        notices = [ctx.fake.expect("sendMessage", chat) for chat in team.chats]
+        sent = now()
+        await ws.send(json.dumps({"type": "button", "id": "operator"}))
+        calls = await asyncio.wait_for(asyncio.gather(*notices), TIMEOUT)
+    finally:
+        await ws.close()
+    times = [(call["at"] - sent) * 1000 for call in calls]
+    team.reached.extend(times)
+    team.everyone.append(max(times))
+
+
+async def operators_reach(ctx: Context, port: int, teams: list[Team], rounds: int) -> None:
+    print(f"  part 3: {rounds} rounds, {' and '.join(f'{len(t.chats)} operators' for t in teams)}",
+          file=sys.stderr, flush=True)
+    for r in range(rounds):
+        for team in teams if r % 2 == 0 else reversed(teams):
+            before = {"server": cpu_seconds(ctx.server_pid), "worker": cpu_seconds(ctx.worker_pid)}
+            await waiting_round(ctx, team, f"v_op_{ctx.run}_{team.name}_{r}")
+            await asyncio.sleep(PAUSE)
+            await settle(ctx)
+            team.cpu["server"] += cpu_seconds(ctx.server_pid) - before["server"]
+            team.cpu["worker"] += cpu_seconds(ctx.worker_pid) - before["worker"]
+
+
+def report_operators(teams: list[Team]) -> None:
+    base = teams[-1]
+    rows: list[list[Any]] = []
+    for team in teams:
+        rows.append([f"{len(team.chats)} linked: «Позвать оператора» → the last chat's sendMessage", len(team.everyone),
+                     ms(team.everyone, 50), ms(team.everyone, 95), max(team.everyone),
+                     ms(team.everyone, 95) / ms(base.everyone, 95),
+                     "yes" if ms(team.everyone, 95) <= TARGET_REACH_MS else "no"])
+        rows.append([f"{len(team.chats)} linked: → each chat's sendMessage", len(team.reached), ms(team.reached, 50),
+                     ms(team.reached, 95), max(team.reached), "", ""])
+    print(common.table(["a conversation starts waiting", "samples", "p50 ms", "p95 ms", "max ms",
+                        "p95 vs 1 linked", f"≤ {TARGET_REACH_MS:.0f} ms p95"], rows))
+    for team in teams:
+        rounds = max(1, len(team.everyone))
+        print(f"\nCPU per waiting conversation, {len(team.chats)} linked (the visitor's socket included): app process "
+              f"{team.cpu['server'] * 1000 / rounds:.0f} ms, worker {team.cpu['worker'] * 1000 / rounds:.0f} ms")
+
+
+def drop_operators() -> None:
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.filter(email__endswith=OPERATOR_EMAILS).delete()
+
+
 # --- main -----------------------------------------------------------------------------------------------
 
 
@@ -832,6 +951,12 @@ async def measure(args: argparse.Namespace, fake: FakeProcess, port: int, bot: A
             out["turns"], out["cpu"] = await overhead(ctx, args.rounds)
             await asyncio.to_thread(steps_from_rows, out["turns"], connection.pk)
             await settle(ctx)
+        if "operators" in args.only:
+            main, baseline = await asyncio.to_thread(set_up_operators, bot, connection, args.operators)
+            out["teams"] = [Team("many", f"ws://127.0.0.1:{port}/ws/chat/{main['key']}/", main["chats"]),
+                            Team("one", f"ws://127.0.0.1:{port}/ws/chat/{baseline['key']}/", baseline["chats"])]
+            await settle(ctx)
+            await operators_reach(ctx, port, out["teams"], args.operator_rounds)
         if "throughput" in args.only:
             out["throughput"] = await throughput(ctx, args.rate, args.seconds, args.seed, args.receive_first)
             out["checked"] = await asyncio.to_thread(check_throughput, ctx, out["throughput"])
@@ -850,7 +975,10 @@ def main() -> None:
     parser.add_argument("--worker-env", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for the worker's environment (e.g. DB_CONN_MAX_AGE=60)")
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--only", default="overhead,throughput", help="overhead, throughput or both")
+    parser.add_argument("--only", default="overhead,operators,throughput",
+                        help="any of overhead, operators, throughput (comma-separated)")
+    parser.add_argument("--operators", type=int, default=50, help="part 3: operators linked to the bench bot")
+    parser.add_argument("--operator-rounds", type=int, default=20, help="part 3: waiting conversations per bot")
     parser.add_argument("--receive-first", action="store_true",
                         help="part 2: the worker paused until every update is accepted (each side alone)")
     parser.add_argument("--quick", action="store_true", help="16 rounds, 20 s of updates")
@@ -858,7 +986,7 @@ def main() -> None:
                         help="run the app and the worker from this checkout (compare a change)")
     args = parser.parse_args()
     if args.quick:
-        args.rounds, args.seconds = 16, 20.0
+        args.rounds, args.seconds, args.operator_rounds = 16, 20.0, 8
     load_before = os.getloadavg()
     fake = FakeProcess()
     os.environ.update({"TELEGRAM_API_BASE": fake.url, "CELERY_QUEUE": QUEUE, "LLM_PROVIDER": "none"})
@@ -892,6 +1020,8 @@ def main() -> None:
         if "django" in sys.modules and "bench.common" in sys.modules:
             try:
                 common.drop_bot(SLUG)
+                common.drop_bot(SLUG_ONE)
+                drop_operators()
             except Exception as exc:  # the set-up itself failed
                 print(f"  the bench bot was not deleted: {exc!r}", file=sys.stderr)
     load_after = os.getloadavg()
@@ -907,6 +1037,11 @@ def main() -> None:
     if "turns" in results:
         print(f"## Part 1: a Telegram turn over the widget's, {len(results['turns'])} rounds\n")
         report_overhead(results["turns"], results["cpu"])
+        print()
+    if "teams" in results:
+        print(f"## Part 3: a waiting conversation reaches the operators linked in Telegram, "
+              f"{len(results['teams'][0].everyone)} rounds per bot\n")
+        report_operators(results["teams"])
         print()
     if "throughput" in results:
         print(f"## Part 2: {args.rate:g} updates/s for {args.seconds:g} s\n")
