@@ -229,6 +229,11 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "Europe/Moscow"
 USE_I18N = True
 USE_TZ = True
+# Dates and numbers follow the page's language (Django's formats: «0,485», «2 декабря 2026»), with the
+# project's corrections in assistant/formats/. No thousands separator by default: `{{ n }}` also
+# writes ids into links and data attributes; a big count asks for grouping where it is shown
+# (`|floatformat:"g"`).
+FORMAT_MODULE_PATH = ["assistant.formats"]
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

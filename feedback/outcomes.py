@@ -86,7 +86,8 @@ def weekly_stats(*, bot: Bot, weeks: int = 8) -> dict[str, Any]:
         outcomes[kind][week - 1] = n
     accuracy = [round(labels[k][1] / labels[k][0], 3) if labels.get(k, (0, 0))[0] else None for k in keys]
     return {
-        "weeks": [formats.date_format(k, "j M") for k in keys],  # "23 Nov" / "23 Ноя": the page's language
+        # «23 ноября» / "November 23": the page's language, the month as a date takes it (assistant/formats).
+        "weeks": [formats.date_format(k, "MONTH_DAY_FORMAT") for k in keys],
         "accuracy": accuracy,
         "decided": [labels.get(k, (0, 0))[0] for k in keys],
         "gaps": [gaps.get(k, 0) for k in keys],

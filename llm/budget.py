@@ -181,10 +181,12 @@ def budget_alert_email(*, bot_id: int, month: str) -> int:
     from django.conf import settings
     from django.core.mail import send_mail
     from django.utils import translation
+    from django.utils.formats import number_format
     from django.utils.translation import gettext as _
 
     from bots.models import Membership
     from bots.selectors import member_emails
+    from core.dates import month_in_sentence
 
     bot = Bot.objects.filter(pk=bot_id).first()
     if bot is None:
@@ -200,8 +202,9 @@ def budget_alert_email(*, bot_id: int, month: str) -> int:
             "До конца месяца или до увеличения бюджета бот отвечает только по базе знаний, без модели: "
             "ответы — выдержки из страниц с ссылками, на остальное — «точного ответа нет» и кнопка оператора.\n\n"
             "Расходы и бюджет: %(url)s\n"
-        ) % {"bot": bot.name, "month": month, "spent": f"{status.spent:.2f}",
-             "limit": f"{status.limit or 0:.2f}", "url": f"{settings.SPRAVKA_PUBLIC_URL}/b/{bot.slug}/usage/"}
+        ) % {"bot": bot.name, "month": month_in_sentence(dt.datetime.strptime(month, "%Y-%m").date()),
+             "spent": number_format(status.spent, 2), "limit": number_format(status.limit or 0, 2),
+             "url": f"{settings.SPRAVKA_PUBLIC_URL}/b/{bot.slug}/usage/"}
     send_mail(subject=subject, message=body, from_email=None, recipient_list=recipients)
     return len(recipients)
 

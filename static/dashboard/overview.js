@@ -5,7 +5,8 @@
   var data = JSON.parse(document.getElementById("overview-data").textContent);
   var colours = { answered: "#2f7d32", handed_off: "#1a5fb4", lead: "#8e44ad", abandoned: "#c0504d", operator_closed: "#e39d21" };
   function canvas(id) { return document.getElementById(id); }
-  var base = { animation: false, maintainAspectRatio: false };
+  // Chart.js writes its numbers (axes, tooltips) in the page's language: «1,5» in Russian.
+  var base = { animation: false, maintainAspectRatio: false, locale: document.documentElement.lang };
   if (canvas("chart-accuracy")) {
     new Chart(canvas("chart-accuracy"), {
       type: "line",

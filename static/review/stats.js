@@ -5,6 +5,7 @@
   const data = JSON.parse(document.getElementById("stats-data").textContent);
   const colours = { answered: "#2f7d32", handed_off: "#1a5fb4", lead: "#8e44ad", abandoned: "#c0504d", operator_closed: "#e39d21" };
   const canvas = (id) => document.getElementById(id);
+  Chart.defaults.locale = document.documentElement.lang;  // numbers in the page's language: «1,5» in Russian
   if (canvas("chart-accuracy")) {
     new Chart(canvas("chart-accuracy"), {
       type: "line",

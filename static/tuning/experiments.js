@@ -4,6 +4,7 @@
   const data = document.getElementById("arms-data");
   if (data && window.Chart) {
     const arms = JSON.parse(data.textContent);
+    const percent = new Intl.NumberFormat(document.documentElement.lang, { maximumFractionDigits: 1 });
     new Chart(document.getElementById("chart-arms"), {
       type: "bar",
       data: {
@@ -13,8 +14,8 @@
           { label: arms.names[1], data: arms.b, backgroundColor: "#1a56db" },
         ],
       },
-      options: { animation: false, maintainAspectRatio: false,
-        scales: { y: { beginAtZero: true, max: 100, ticks: { callback: (v) => v + "%" } } } },
+      options: { animation: false, maintainAspectRatio: false, locale: document.documentElement.lang,
+        scales: { y: { beginAtZero: true, max: 100, ticks: { callback: (v) => percent.format(v) + " %" } } } },
     });
   }
   const kind = document.getElementById("kind");

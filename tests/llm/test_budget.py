@@ -3,6 +3,7 @@ check reads the cache, not the month's rows, and the owners get one e-mail per m
 
 from __future__ import annotations
 
+import re
 import time
 from decimal import Decimal
 
@@ -103,7 +104,8 @@ def test_the_owners_get_one_email_per_month_when_the_budget_is_spent(
     assert mail["X-Envelope-To"] == "owner@shop.example"
     assert mail["Subject"].strip() == "Бюджет на модель исчерпан: «Демо-магазин»"
     body = mail.get_content()
-    assert "0.60 $ из 0.10 $" in body and "/b/demo/usage/" in body
+    assert "0,60 $ из 0,10 $" in body and "/b/demo/usage/" in body  # the decimal comma of Russian
+    assert re.search(r"за [а-я]+ 20\d\d: ", body), body  # «за декабрь 2026», the month in lower case
     time.sleep(1.0)
     assert len(smtp_server.messages) == 1
     assert Bot.objects.get(pk=shop.pk).budget_alerted_month == budget.month_label()

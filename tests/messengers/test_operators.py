@@ -6,6 +6,7 @@ other hears who did; replying to the notice answers the visitor in their own cha
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 from typing import Any
@@ -229,9 +230,12 @@ def test_the_operator_page_makes_a_code_with_the_deep_link_and_unlinks(shop, ann
     made = client.post("/messengers/operator/", {"bot": shop.pk, "action": "code"}).content.decode()
     code = OperatorLinkCode.objects.get(user=anna).code
     assert f"https://t.me/{connected.account_name}?start=op_{code}" in made and f"/start op_{code}" in made
+    assert "Код действует 15 минут и подходит один раз." in made
 
     chat = services.chat_remember(connection=connected, chat_id=str(ANNA), name="Анна", username="")
     OperatorLink.objects.create(user=anna, connection=connected, chat=chat)
+    linked = client.get("/messengers/operator/").content.decode()
+    assert re.search(r"Связан \d{1,2} [а-я]+ 20\d\d г\. \d{1,2}:\d\d\.", linked)  # «2 декабря»: lower case
     client.post("/messengers/operator/", {"bot": shop.pk, "action": "unlink"})
     assert not OperatorLink.objects.exists()
     Connection.objects.filter(pk=connected.pk).update(status=Connection.Status.DISCONNECTED)

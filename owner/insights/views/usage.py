@@ -15,12 +15,13 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from bots.models import Bot
 from bots.pages import owner_bot, owner_context
+from core.dates import month_in_sentence
 from llm import budget
 from llm.selectors import usage_by_day
 
@@ -57,7 +58,7 @@ def usage_page(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.success(request, _("Бюджет сохранён."))
                 return HttpResponseRedirect(reverse("insights:usage", args=[bot.slug]))
     context = owner_context(request, bot, section="usage", title=_("Расходы на модель"))
-    context |= {"form": form, "status": budget.budget_status(bot), "month_start": budget.month_start(),
+    context |= {"form": form, "status": budget.budget_status(bot), "month": month_in_sentence(budget.month_start()),
                 "periods": PERIODS, **_usage(bot, _days(request))}
     return render(request, "insights/usage.html", context, status=400 if form.errors else 200)
 
@@ -81,7 +82,7 @@ def _usage(bot: Bot, days: int) -> dict[str, Any]:
         total["input_tokens"] += row["input_tokens"] or 0
         total["output_tokens"] += row["output_tokens"] or 0
     chart = {
-        "labels": [day.strftime("%d.%m") for day in labels],
+        "labels": [formats.date_format(day, "MONTH_DAY_FORMAT") for day in labels],  # «2 декабря» / "December 2"
         "datasets": [{"label": route, "data": [round(per_day.get(day, 0.0), 6) for day in labels]}
                      for route, per_day in sorted(by_route.items())],
         "currency": "$",

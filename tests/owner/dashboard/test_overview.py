@@ -110,3 +110,14 @@ def test_each_numbers_label_takes_the_form_of_its_number(owner_client, bot, lang
     html = owner_client.get("/b/demo/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
     labels = {name: label.strip() for name, _value, label in LABELS.findall(html)}
     assert {name: labels[name] for name in expected} == expected, stats(html)
+
+
+@pytest.mark.parametrize(("language", "week"), [("ru", r"\d{1,2} [а-я]+"), ("en", r"[A-Z][a-z]+ \d{1,2}")])
+def test_the_charts_weeks_are_dates_of_the_pages_language(owner_client, bot, language, week):
+    """«26 октября», not «26 Окт» (Django's Russian "M" is a capitalised stem); "October 26" in English.
+    The charts get them as text from the server and the table shows the same."""
+    seed_activity(bot, days_ago=1)
+    html = owner_client.get("/b/demo/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    weeks = chart_data(html)["weeks"]
+    assert weeks and all(re.fullmatch(week, label) for label in weeks), weeks
+    assert f"<td>{weeks[-1]}</td>" in html

@@ -4,6 +4,7 @@ budget form and the budget's state."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -95,3 +96,21 @@ def test_the_pages_speak_english_with_the_language_switch(owner_client, bot):
     testing = owner_client.get("/b/demo/testing/").content.decode()
     assert "Testing the bot" in testing and "Question sets" in testing and "New set" in testing
     assert "Bot members" in owner_client.get("/b/demo/members/").content.decode()
+
+
+@pytest.mark.parametrize(("language", "spent", "tokens", "heading", "day"), [
+    ("ru", "0,03 $", "2\xa0000", r"Бюджет: [а-я]+ 20\d\d<", r"\d{1,2} [а-я]+"),
+    ("en", "0.03 $", "2,000", r"Budget: [A-Z][a-z]+ 20\d\d<", r"[A-Z][a-z]+ \d{1,2}"),
+])
+def test_numbers_and_dates_are_written_the_way_the_pages_language_writes_them(owner_client, bot, language, spent,
+                                                                              tokens, heading, day):
+    """A decimal comma and a grouped thousand in Russian («0,03 $», «2 000»), a dot and a comma in English;
+    the month inside the heading in lower case («Бюджет: декабрь 2026», "Budget: December 2026") and the
+    chart's days as the language writes a date («2 декабря», "December 2")."""
+    line(bot, cost="0.010000")
+    line(bot, cost="0.020000")
+    page = owner_client.get("/b/demo/usage/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert f'<div class="value">{spent}</div>' in page
+    assert f"<td>{tokens}</td>" in page  # the model's input tokens: 2 lines of 1000
+    assert re.search(heading, page), page[page.index("budget-title"):][:200]
+    assert all(re.fullmatch(day, label) for label in chart_of(page)["labels"]), chart_of(page)["labels"][:3]
