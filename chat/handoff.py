@@ -23,7 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from chat import events, frames, services, states, webhooks, writes
+from chat import events, frames, services, signals, states, webhooks, writes
 from chat.models import Conversation, Message
 
 State = Conversation.State
@@ -36,8 +36,10 @@ def _assign(conversation: Conversation, operator: Any) -> Message | None:
     sees; None when they hold it already. ConversationClosed or AlreadyTaken when they may not."""
     if not states.to_operator(conversation, operator):
         return None
-    note = services.system_note(conversation, "operator_joined", name=frames.display_name(operator))
+    holder = frames.display_name(operator)
+    note = services.system_note(conversation, "operator_joined", name=holder)
     webhooks.webhook_emit(bot=conversation.bot, event=webhooks.HANDOFF_TAKEN, conversation=conversation)
+    signals.taken_on_commit(conversation, holder)
     return note
 
 

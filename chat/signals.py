@@ -14,6 +14,10 @@ messengers/ hears it and sends it there. `state` is the new state when it change
 `conversation_waiting(sender=Conversation, conversation_id, bot_id, message_id)`: a conversation
 started waiting for an operator (`message_id`: the system note of that handoff, one per wait);
 messengers/ tells the operators who linked their Telegram.
+
+`conversation_taken(sender=Conversation, conversation_id, bot_id, holder)`: an operator took a
+conversation (`holder`: their name as the visitor sees it); messengers/ marks the waiting notices
+the other operators got as taken.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ logger = logging.getLogger("spravka.chat")
 message_flagged = Signal()
 visitor_told = Signal()
 conversation_waiting = Signal()
+conversation_taken = Signal()
 
 
 def flagged_on_commit(message: Message) -> None:
@@ -72,6 +77,21 @@ def waiting_on_commit(conversation: Conversation, note: Message) -> None:
         ):
             if isinstance(result, Exception):
                 logger.error("conversation_waiting receiver %r failed for conversation %s", receiver,
+                             conversation_id, exc_info=result)
+
+    transaction.on_commit(send)
+
+
+def taken_on_commit(conversation: Conversation, holder: str) -> None:
+    """Send `conversation_taken` once the caller's transaction commits; a failing receiver is logged."""
+    conversation_id, bot_id = conversation.pk, conversation.bot_id
+
+    def send() -> None:
+        for receiver, result in conversation_taken.send_robust(
+            sender=Conversation, conversation_id=conversation_id, bot_id=bot_id, holder=holder,
+        ):
+            if isinstance(result, Exception):
+                logger.error("conversation_taken receiver %r failed for conversation %s", receiver,
                              conversation_id, exc_info=result)
 
     transaction.on_commit(send)

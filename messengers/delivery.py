@@ -40,6 +40,10 @@ from messengers.outgoing import Outgoing, outgoing
 logger = logging.getLogger("spravka.messengers")
 
 CLAIM_SECONDS: Final = 60
+# The key prefix of a change to a message already shown (a notice marked taken): a courtesy, so a
+# messenger refusing it (the message deleted, too old to edit) fails that delivery alone and never
+# marks the connection failing.
+NOTICE_EDIT: Final = "t:"
 Status = Delivery.Status
 
 
@@ -72,6 +76,11 @@ def delivery_for_text(chat: MessengerChat, *, key: str, text: str) -> None:
     """A reply that is not stored as a message (the greeting on /start, an error), queued."""
     for part, (method, params) in enumerate(_calls(chat.connection, chat.chat_id, Outgoing(text=text))):
         _make(chat, f"{key}:{part}", method, params, None)
+
+
+def delivery_for_call(chat: MessengerChat, *, key: str, method: str, params: dict[str, Any]) -> None:
+    """One call made elsewhere (a notice's edit), queued for the chat; never twice for one key."""
+    _make(chat, key, method, params, None)
 
 
 def delivery_for_operator(chat: MessengerChat, *, key: str, text: str, conversation_id: int,
@@ -159,8 +168,9 @@ def _settle(chat: MessengerChat, delivery: Delivery, result: Any) -> float | Non
             _finish(delivery, Status.PENDING, error=str(result), response=result.status)
             return result.retry_after if result.retry_after is not None else retry_delay(delivery.attempts)
         _finish(delivery, Status.FAILED, error=str(result), response=result.status)
-        services.connection_failing(connection, stored(gettext_noop(
-            "сообщение не доставлено: %(error)s"), error=str(result)[:200]))
+        if not delivery.key.startswith(NOTICE_EDIT):
+            services.connection_failing(connection, stored(gettext_noop(
+                "сообщение не доставлено: %(error)s"), error=str(result)[:200]))
         return 0.0
     delivery.result_message_id = _sent_number(result)
     _finish(delivery, Status.DELIVERED, response=200)

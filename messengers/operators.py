@@ -31,9 +31,9 @@ from bots.selectors import inbox_bots, inbox_users
 from chat import handoff
 from chat.exceptions import AlreadyTaken, ChatError, ConversationClosed
 from chat.models import Conversation, Message
-from messengers import delivery, services, transports
+from messengers import delivery, services, telegram, transports
 from messengers.incoming import Incoming
-from messengers.models import Connection, MessengerChat, OperatorLink, OperatorLinkCode
+from messengers.models import Connection, Delivery, MessengerChat, OperatorLink, OperatorLinkCode
 
 CODE_MINUTES: Final = 15
 PREFIX: Final = "op_"  # /start op_<code>
@@ -137,6 +137,24 @@ def waiting_notify(*, conversation_id: int, bot_id: int, message_id: int) -> int
                                       conversation_id=conversation_id, actions=actions)
     delivery.deliver_together_soon(chats)
     return len(chats)
+
+
+def notices_taken(*, conversation_id: int, bot_id: int, holder: str) -> int:
+    """The conversation was taken (here or in the inbox): every notice of its wait that reached an
+    operator loses «Взять» and says who took it, so nobody presses it for nothing. The number of
+    notices changed; one still on its way keeps its button (pressing it says who took it)."""
+    notices = list(Delivery.objects.select_related("chat__connection__bot").filter(
+        conversation_id=conversation_id, connection__bot_id=bot_id, connection__kind=Connection.Kind.TELEGRAM,
+        key__startswith=f"w:{conversation_id}:", status=Delivery.Status.DELIVERED, result_message_id__isnull=False,
+    ))
+    if not notices:
+        return 0
+    line = replies.say(notices[0].chat.connection.bot, "tg_operator_notice_taken", holder=holder)
+    for notice in notices:
+        method, params = telegram.notice_edit(notice.params, notice.result_message_id or 0, line)
+        delivery.delivery_for_call(notice.chat, key=f"{delivery.NOTICE_EDIT}{notice.pk}", method=method, params=params)
+    delivery.deliver_together_soon(list({notice.chat_id: notice.chat for notice in notices}.values()))
+    return len(notices)
 
 
 # ----- the operator's updates -----------------------------------------------------------------------

@@ -277,6 +277,16 @@ def calls(chat_id: str, shown: Outgoing) -> list[tuple[str, dict[str, Any]]]:
     return made
 
 
+def notice_edit(params: dict[str, Any], message_id: int, line: str) -> tuple[str, dict[str, Any]]:
+    """The call that rewrites a sent message (`params`: its sendMessage's) with `line` added and
+    no buttons left."""
+    return "editMessageText", {
+        "chat_id": params["chat_id"], "message_id": message_id, "parse_mode": "HTML",
+        "text": f"{params.get('text', '')}\n\n<i>{html.escape(line)}</i>",
+        "link_preview_options": {"is_disabled": True},
+    }
+
+
 def typing(token: str, chat_id: str) -> None:
     """«печатает…» while the answer is made: a courtesy, so a failure is ignored."""
     try:

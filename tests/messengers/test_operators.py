@@ -140,7 +140,12 @@ def test_a_widget_visitor_waits_two_operators_hear_one_takes_replies_and_closes(
         assert notice["reply_markup"]["inline_keyboard"] == [
             [{"text": "Взять", "callback_data": f"take:{conversation.pk}"}]]
 
+    shown = {chat_id: _notice(chat_id, conversation).result_message_id for chat_id in (ANNA, BORIS)}
     post_update(callback_update(3, ANNA, f"take:{conversation.pk}"))
+    for chat_id in (ANNA, BORIS):  # both notices lose «Взять» and say who took it
+        edit = fake_telegram.wait_for("editMessageText", chat_id=chat_id, timeout=WAIT)[0].params
+        assert str(edit["message_id"]) == str(shown[chat_id]) and "reply_markup" not in edit
+        assert edit["text"].endswith("«Можно оплатить по счёту для юрлица?»\n\n<i>Взял(а) Анна.</i>")
     taken = fake_telegram.wait_for("sendMessage", count=3, chat_id=ANNA, timeout=WAIT)[2].params
     assert taken["text"].startswith("Разговор у вас.")
     assert taken["reply_markup"]["inline_keyboard"] == [[
@@ -295,3 +300,27 @@ def test_telling_the_operators_costs_the_same_queries_for_two_or_six(connected, 
     assert costs[0] == costs[1]
     notices = Delivery.objects.filter(key__startswith="w:")  # the signal told them first: still one each
     assert sorted(notices.values_list("chat__chat_id", flat=True)) == [str(7790000 + n) for n in range(6)]
+
+
+def test_a_take_in_the_inbox_marks_the_notices_and_a_refused_edit_harms_nothing(
+    post_update, fake_telegram, celery_worker_thread, shop, anna, boris
+):
+    from chat import handoff
+
+    _link(post_update, fake_telegram, anna, shop, ANNA, 1)
+    _link(post_update, fake_telegram, boris, shop, BORIS, 2)
+    conversation = _widget_waiting(shop)
+    for chat_id in (ANNA, BORIS):
+        _notice(chat_id, conversation)
+    fake_telegram.fail_next("editMessageText", status=400, description="Bad Request: message to edit not found")
+
+    handoff.conversation_take(conversation_id=conversation.pk, operator=boris)  # from the web inbox
+
+    edits = fake_telegram.wait_for("editMessageText", count=2, timeout=WAIT)
+    assert sorted(call.status for call in edits) == [200, 400]
+    assert all(call.params["text"].endswith("<i>Взял(а) Борис.</i>") for call in edits)
+    _wait(lambda: Delivery.objects.filter(key__startswith="t:", status=Delivery.Status.FAILED).count() == 1)
+    assert Connection.objects.get(bot=shop).status == Connection.Status.ACTIVE  # a courtesy failed, no more
+    handoff.conversation_take(conversation_id=conversation.pk, operator=boris)  # their own: nothing again
+    time.sleep(0.5)
+    assert len(fake_telegram.calls_of("editMessageText")) == 2
