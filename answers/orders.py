@@ -36,6 +36,10 @@ from knowledge.catalog.models import DEFAULT_NUMBER_PATTERN, OrderEndpoint, Orde
 AWAIT_NUMBER: Final = "order_number"
 AWAIT_FACTOR: Final = "order_factor"
 NO_FACTOR: Final = gettext_noop("в ответе нет телефона и e-mail для проверки")
+# A stored text has one form (core/texts.py), so the length follows a colon: «номер длиной 41 знаков» would
+# need a count's form. The older wording stays marked: rows written with it are still shown in English.
+TOO_LONG: Final = gettext_noop("номер слишком длинный, знаков: %(n)s")
+TOO_LONG_BEFORE: Final = gettext_noop("номер из %(n)s знаков")
 Result = OrderLookup.Result
 
 
@@ -100,7 +104,7 @@ def order_answer(
     if long_token is not None:
         services.order_lookup_record(bot=bot, number=long_token, result=Result.BAD_NUMBER,
                                      visitor_id=caller.visitor_id, ip=caller.ip, conversation_id=conversation_id,
-                                     reason=stored(gettext_noop("номер из %(n)s знаков"), n=len(long_token)))
+                                     reason=stored(TOO_LONG, n=len(long_token)))
         return _with_person(bot, replies.say(bot, "order_bad_number", language=language), language, "bad_number")
     return OrderAnswer(replies.say(bot, "order", language=language),
                        meta={"order_result": "number_asked", "awaiting": AWAIT_NUMBER, "order_language": language})

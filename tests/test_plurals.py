@@ -7,6 +7,8 @@ touching this file; a few known texts are checked word for word, in a template a
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.template import Context, Template
 from django.utils import translation
@@ -38,11 +40,7 @@ def rendered(text: tuple[str | None, str, str], n: int) -> str:
     return translation.ngettext(singular, plural, n)
 
 
-def filled(form: str, n: int) -> str:
-    """A form with its count put in, whatever the placeholder's name (`%(counter)s`, `%(n)s`, `%d`)."""
-    for name in ("count", "counter", "n", "length", "minutes"):
-        form = form.replace(f"%({name})s", str(n)).replace(f"%({name})d", str(n))
-    return form.replace("%d", str(n))
+PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%[sd]")
 
 
 def test_the_catalogs_have_counted_texts():
@@ -120,6 +118,6 @@ def test_every_counted_text_names_its_count():
                     or not CYRILLIC.search(message.id[0])):
                 continue
             for form in message.string:
-                if filled(form, 7) == form:
+                if not PLACEHOLDER.search(form):
                     problems.append(f"{rel(po)}: {form!r}")
     assert not problems, "forms without their count:\n  " + "\n  ".join(problems)
