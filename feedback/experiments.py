@@ -67,7 +67,7 @@ def _threshold(raw: Any, label: str, key: str, errors: dict[str, list[str]]) -> 
         value = math.nan
     if not 0.0 <= value <= 1.0:  # nan fails too
         errors.setdefault(key, []).append(
-            _("«%(label)s» — число от 0 до 1, например 0.5, а не «%(value)s».") % {"label": label, "value": text[:20]}
+            _("«%(label)s» — число от 0 до 1, например 0,5, а не «%(value)s».") % {"label": label, "value": text[:20]}
         )
         return None
     return value

@@ -102,9 +102,9 @@ def test_applying_variant_b_makes_it_the_bots_own(shop):
     ({"kind": "colour"}, "kind", "Выберите, что сравниваем: тон, условия или пороги."),
     ({"metric": "revenue"}, "metric", "Выберите главный показатель из списка."),
     ({"variant": {"match_threshold": "1.5"}}, "variant.match_threshold",
-     "«Порог совпадения» — число от 0 до 1, например 0.5, а не «1.5»."),
+     "«Порог совпадения» — число от 0 до 1, например 0,5, а не «1.5»."),
     ({"variant": {"match_threshold": "nan"}}, "variant.match_threshold",
-     "«Порог совпадения» — число от 0 до 1, например 0.5, а не «nan»."),
+     "«Порог совпадения» — число от 0 до 1, например 0,5, а не «nan»."),
     ({"variant": {}}, "variant", "Укажите хотя бы один порог для варианта Б."),
 ])
 def test_bad_experiments_are_refused_and_nothing_starts(shop, changes, field, message):
