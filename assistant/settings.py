@@ -394,6 +394,7 @@ WEBHOOK_RETRY_BASE = env_float("WEBHOOK_RETRY_BASE", 10.0)  # seconds before the
 INSTALLED_APPS += ["messengers"]
 TELEGRAM_API_BASE = env_str("TELEGRAM_API_BASE", "https://api.telegram.org").rstrip("/")
 VK_API_BASE = env_str("VK_API_BASE", "https://api.vk.com").rstrip("/")  # calls go to {base}/method/{name}
+MAX_API_BASE = env_str("MAX_API_BASE", "https://platform-api2.max.ru").rstrip("/")  # calls go to {base}/messages…
 MESSENGER_TIMEOUT = env_float("MESSENGER_TIMEOUT", 10.0)  # seconds per call to a messenger
 MESSENGER_MAX_ATTEMPTS = env_int("MESSENGER_MAX_ATTEMPTS", 6)  # a reply is tried this many times
 MESSENGER_RETRY_BASE = env_float("MESSENGER_RETRY_BASE", 2.0)  # seconds before the first retry, doubled each time

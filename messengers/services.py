@@ -4,8 +4,8 @@ these.
 
 What must stay true:
 - A token is checked with the messenger before anything is saved for it (Telegram's getMe, VK's
-  groups.getById), and stored sealed (core/secrets.py); the owner sees only its last four
-  characters again.
+  groups.getById, MAX's GET /me), and stored sealed (core/secrets.py); the owner sees only its last
+  four characters again.
 - The webhook's address and secret are saved before the messenger is told about them: an update
   that arrives at once is already recognised.
 - Disconnecting forgets the token; updates that still arrive are acknowledged and ignored.
@@ -28,7 +28,7 @@ from django.utils.translation import gettext_noop
 from bots.models import Bot
 from core import secrets
 from core.texts import Stored, russian, stored, stored_pair
-from messengers import telegram, transports, vk
+from messengers import max_bot, telegram, transports, vk
 from messengers.exceptions import BadToken, Blocked, MessengerError, SendFailed
 from messengers.models import Connection, MessengerChat, new_secret
 
@@ -39,6 +39,7 @@ TELEGRAM_TOKEN: Final = re.compile(r"^[0-9]{3,20}:[A-Za-z0-9_-]{20,100}$")
 VK_TOKEN: Final = re.compile(r"^[A-Za-z0-9._-]{40,512}$")  # vk1.a.… now, 85 hex characters before
 VK_CONFIRMATION: Final = re.compile(r"^[A-Za-z0-9]{4,64}$")  # 8 hex characters, as VK shows it
 VK_SECRET: Final = re.compile(r"^[A-Za-z0-9_-]{8,50}$")
+MAX_TOKEN: Final = re.compile(r"^[A-Za-z0-9._~+/=:-]{20,512}$")  # MAX says nothing of its form: no spaces, no markup
 VISITOR_PREFIX: Final = {Connection.Kind.TELEGRAM: "tg", Connection.Kind.VK: "vk", Connection.Kind.MAX: "max"}
 
 
@@ -78,16 +79,8 @@ def telegram_connect(*, bot: Bot, token: str) -> Connection:
     except (SendFailed, Blocked) as exc:
         raise ConnectFailed(stored(gettext_noop(
             "Telegram не ответил: %(error)s. Попробуйте ещё раз через минуту."), error=str(exc)[:200])) from exc
-    with transaction.atomic():
-        connection, _created = Connection.objects.select_for_update().get_or_create(
-            bot=bot, kind=Connection.Kind.TELEGRAM)
-        connection.token_sealed = secrets.seal(token, purpose=TOKEN_PURPOSE)
-        connection.token_hint, connection.account_id, connection.account_name = _hint(token), account_id, username
-        connection.secret = new_secret()  # a new token gets a new secret: old deliveries are refused
-        connection.status, connection.connected_at = Connection.Status.ACTIVE, timezone.now()
-        connection.last_error, connection.last_error_stored, connection.last_error_at = "", None, None
-        connection.webhook_url = webhook_url(connection)
-        connection.save()
+    connection = _connection_save(bot=bot, kind=Connection.Kind.TELEGRAM, token=token, account_id=account_id,
+                                  name=username, secret=new_secret())
     try:
         telegram.webhook_set(token, url=connection.webhook_url, secret=connection.secret)
     except MessengerError as exc:
@@ -132,8 +125,46 @@ def vk_connect(*, bot: Bot, token: str, confirmation: str, secret: str) -> Conne
     except Blocked as exc:  # not said of groups.getById: counted as VK not answering
         raise ConnectFailed(stored(gettext_noop(
             "ВКонтакте не ответил: %(error)s. Попробуйте ещё раз через минуту."), error=str(exc)[:200])) from exc
+    return _connection_save(bot=bot, kind=Connection.Kind.VK, token=token, account_id=account_id, name=name,
+                            secret=secret, confirmation=confirmation)
+
+
+def max_connect(*, bot: Bot, token: str) -> Connection:
+    """Check the token with MAX (GET /me), save it sealed, subscribe the webhook with a secret of
+    its own (POST /subscriptions). ConnectFailed says what to fix; a failure after saving leaves the
+    connection marked with its error."""
+    token = (token or "").strip()
+    if not MAX_TOKEN.fullmatch(token):
+        raise ConnectFailed(stored(gettext_noop(
+            "Это не похоже на токен MAX: скопируйте его целиком на платформе MAX для партнёров "
+            "(business.max.ru): «Чат-боты» → ⋮ → «Настройки».")))
+    try:
+        account_id, name = max_bot.account(token)
+    except BadToken as exc:
+        raise ConnectFailed(stored(gettext_noop(
+            "MAX не знает этот токен. Скопируйте его заново на business.max.ru: «Чат-боты» → ⋮ → «Настройки»."
+        ))) from exc
+    except (SendFailed, Blocked) as exc:
+        raise ConnectFailed(stored(gettext_noop(
+            "MAX не ответил: %(error)s. Попробуйте ещё раз через минуту."), error=str(exc)[:200])) from exc
+    connection = _connection_save(bot=bot, kind=Connection.Kind.MAX, token=token, account_id=account_id, name=name,
+                                  secret=new_secret())
+    try:
+        max_bot.webhook_set(token, url=connection.webhook_url, secret=connection.secret)
+    except MessengerError as exc:
+        error = stored(gettext_noop("MAX не принял адрес %(url)s: %(error)s"), url=connection.webhook_url,
+                       error=str(exc)[:200])
+        connection_failing(connection, error)
+        raise ConnectFailed(error) from exc
+    return connection
+
+
+def _connection_save(*, bot: Bot, kind: str, token: str, account_id: str, name: str, secret: str,
+                     confirmation: str = "") -> Connection:
+    """The bot's connection to `kind` (made or taken over), with a checked token sealed, working
+    again from now. A new token gets a new secret: updates signed with the old one are refused."""
     with transaction.atomic():
-        connection, _created = Connection.objects.select_for_update().get_or_create(bot=bot, kind=Connection.Kind.VK)
+        connection, _created = Connection.objects.select_for_update().get_or_create(bot=bot, kind=kind)
         connection.token_sealed = secrets.seal(token, purpose=TOKEN_PURPOSE)
         connection.token_hint, connection.account_id, connection.account_name = _hint(token), account_id, name
         connection.secret, connection.confirmation = secret, confirmation
@@ -154,7 +185,7 @@ def connection_disconnect(*, connection: Connection) -> Connection:
                        connection.pk)
     if token:
         try:
-            transports.of(connection.kind).forget(token)
+            transports.of(connection.kind).forget(token, connection.webhook_url)
         except MessengerError as exc:  # the token was revoked, the messenger is away: forget it anyway
             logger.info("stopping the updates of connection %s failed: %s", connection.pk, exc)
     connection.status, connection.token_sealed = Connection.Status.DISCONNECTED, ""

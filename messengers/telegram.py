@@ -10,8 +10,8 @@ server or the tests' fake (tests/fakes/telegram_api.py) when the setting says so
 
 Nothing here touches the database: `incoming` reads an update into an `Incoming`, `calls` turns an
 `Outgoing` into the calls that show it, `call` makes one and maps Telegram's answers onto
-messengers.exceptions. The module is a transport (messengers/transports.py): vk.py offers the same
-functions.
+messengers.exceptions. The module is a transport (messengers/transports.py): vk.py and max_bot.py
+offer the same functions.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def webhook_delete(token: str) -> None:
     call(token, "deleteWebhook", {})
 
 
-def forget(token: str) -> None:
-    """Disconnecting: Telegram stops posting updates (deleteWebhook)."""
+def forget(token: str, url: str) -> None:
+    """Disconnecting: Telegram stops posting updates (deleteWebhook: a bot has one webhook)."""
     webhook_delete(token)
 
 

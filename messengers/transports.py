@@ -1,8 +1,8 @@
 """Which module talks to which messenger: `of(kind)` gives the transport of a `Connection.Kind`.
 
-A transport is a module with the functions below (telegram.py, vk.py); turns, deliveries and
-services call them through here and never name a messenger. Adding one (MAX) is a module with
-these functions and a line in TRANSPORTS, plus its connect function in services.py and its
+A transport is a module with the functions below (telegram.py, vk.py, max_bot.py); turns,
+deliveries and services call them through here and never name a messenger. Adding one is a module
+with these functions and a line in TRANSPORTS, plus its connect function in services.py and its
 webhook view.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from messengers import telegram, vk
+from messengers import max_bot, telegram, vk
 from messengers.exceptions import NotConnected
 from messengers.incoming import Incoming
 from messengers.models import Connection
@@ -49,13 +49,14 @@ class Transport(Protocol):
     def profile(self, token: str, chat_id: str) -> tuple[str, str]:
         """(name, username) of a chat whose updates do not name the user; ("", "") otherwise."""
 
-    def forget(self, token: str) -> None:
-        """Disconnecting: tell the messenger to stop posting updates, where it can be told."""
+    def forget(self, token: str, url: str) -> None:
+        """Disconnecting: tell the messenger to stop posting updates (to `url`), where it can be told."""
 
 
 TRANSPORTS: Final[dict[str, Transport]] = {
     Connection.Kind.TELEGRAM: telegram,
     Connection.Kind.VK: vk,
+    Connection.Kind.MAX: max_bot,
 }
 
 

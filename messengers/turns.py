@@ -3,8 +3,8 @@ worker through the same conversation and answer services the widget uses, the re
 deliveries. The one module that writes an `InboundUpdate`.
 
 What must stay true:
-- A forged update (no or wrong secret) is refused before it is stored (Telegram's secret comes in
-  a header and is checked before the body is read; VK's is in the body, parsed first); a body that
+- A forged update (no or wrong secret) is refused before it is stored (Telegram's and MAX's secret
+  comes in a header and is checked before the body is read; VK's is in the body, parsed first); a body that
   is not an update gets 400; an update for a disconnected bot is acknowledged and ignored.
 - An update is handled once: stored under its event id (a resend finds it), the visitor's message
   under «<event>» as client_msg_id (handled again, it finds its stored answer), the calls under
@@ -78,7 +78,7 @@ def _check(connection: Connection, secret: str) -> None:
 
 def update_receive(*, kind: str, key: str, secret: str | None, body: bytes) -> Received:
     """Check and store one update. `secret` is the one the request carried outside its body
-    (Telegram's header), or None when the messenger sends it in the body (VK)."""
+    (Telegram's and MAX's header), or None when the messenger sends it in the body (VK)."""
     connection = Connection.objects.filter(webhook_key=key, kind=kind).first()
     if connection is None:
         raise UnknownAddress()

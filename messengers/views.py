@@ -1,7 +1,7 @@
 """The webhooks messengers post their updates to. Each answers at once (the update is handled by a
 worker): 200 for a stored, repeated or ignored update, 403 for a forged one, 400 for a body that is
-not an update, 404 for an address no connection has, 413 for a body too large. Telegram reads
-JSON; VK's Callback API reads plain text: `ok`, or the confirmation string for its handshake (any
+not an update, 404 for an address no connection has, 413 for a body too large. Telegram and MAX
+read JSON; VK's Callback API reads plain text: `ok`, or the confirmation string for its handshake (any
 other answer is an error to VK, which sends the event again)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from messengers.exceptions import BadUpdate
 from messengers.models import Connection
 
 TELEGRAM_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name
+MAX_SECRET_HEADER = "X-Max-Bot-Api-Secret"  # noqa: S105 - a header name
 
 
 def _refused(status: int, error: str) -> JsonResponse:
@@ -55,6 +56,14 @@ def vk_update(request: HttpRequest, key: str) -> HttpResponse:
     if isinstance(received, HttpResponse):
         return received
     return HttpResponse(received.confirmation or "ok", content_type="text/plain; charset=utf-8")
+
+
+@csrf_exempt
+@require_POST
+def max_update(request: HttpRequest, key: str) -> HttpResponse:
+    """MAX sends the subscription's secret in a header, checked before the body is read."""
+    received = _receive(Connection.Kind.MAX, key, request.headers.get(MAX_SECRET_HEADER, ""), request.body, "MAX")
+    return received if isinstance(received, HttpResponse) else JsonResponse({"ok": True})
 
 
 @login_required

@@ -29,7 +29,7 @@ community's messages: the chat is blocked or unblocked); other events are acknow
 VK shows no markup in messages: the text goes as it is, only VK's mention syntax ([id1|…], @id1,
 *id1) is broken with an invisible word joiner, so nothing a visitor, an operator or a page wrote
 becomes a link or a mention. Nothing here touches the database. This module is a transport
-(messengers/transports.py): it offers the same functions as telegram.py.
+(messengers/transports.py): it offers the same functions as telegram.py and max_bot.py.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def community(token: str) -> tuple[str, str]:
     return str(first["id"]), str(first.get("name") or "")
 
 
-def forget(token: str) -> None:
+def forget(token: str, url: str) -> None:
     """Disconnecting: nothing to call. The Callback API server stays in the community's settings
     until the owner removes it; what it still posts is acknowledged and ignored."""
 

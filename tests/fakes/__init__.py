@@ -1,7 +1,7 @@
 """Local fakes of services at the network edge. `fake_llm` starts the fake Messages API (and
 OpenAI-compatible endpoint) and points the settings at it; `fake_telegram` does the same for the
-Telegram Bot API, `fake_vk` for the VK API. Import them into a conftest to use them:
-`from tests.fakes import fake_llm  # noqa: F401`."""
+Telegram Bot API, `fake_vk` for the VK API, `fake_max` for the MAX Bot API. Import them into a
+conftest to use them: `from tests.fakes import fake_llm  # noqa: F401`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.max_api import FakeMax
 from tests.fakes.messages_api import FakeLLMServer
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.vk_api import GROUP_ID, FakeVK
@@ -19,6 +20,7 @@ FAKE_OPENAI_KEY = "sk-fake-openai-key"
 FAKE_TELEGRAM_TOKEN = "7000000001:AAFakeTelegramTokenForTests_spravka"
 FAKE_VK_TOKEN = "vk1.a.FakeCommunityTokenForTests_spravka-0123456789abcdefABCDEF_0123456789"
 FAKE_VK_GROUP_ID = GROUP_ID
+FAKE_MAX_TOKEN = "f9LHodD0cOJf4_DkJGeq8BkDgc5vgSwZocVrn44oirfMzUQ4mv5k-FakeMaxTokenForTests"
 
 
 @pytest.fixture
@@ -63,6 +65,19 @@ def fake_vk(settings: Any) -> Iterator[FakeVK]:
     server = FakeVK().start()
     server.add_community(FAKE_VK_TOKEN, group_id=FAKE_VK_GROUP_ID)
     settings.VK_API_BASE = server.url
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_max(settings: Any) -> Iterator[FakeMax]:
+    """The fake MAX Bot API, with `settings.MAX_API_BASE` pointing at it and one bot registered
+    under `FAKE_MAX_TOKEN` (`add_bot` registers more)."""
+    server = FakeMax().start()
+    server.add_bot(FAKE_MAX_TOKEN)
+    settings.MAX_API_BASE = server.url
     try:
         yield server
     finally:

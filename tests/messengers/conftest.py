@@ -1,7 +1,8 @@
 """Messenger fixtures: the shop bot with its little knowledge (tests/chat/conftest.py), connected to
 the fake Telegram Bot API (tests/fakes/telegram_api.py) through the real python-telegram-bot, or to
-the fake VK API (tests/fakes/vk_api.py) through messengers/vk.py, and a way to post updates to the
-real webhook views as Telegram and VK's Callback API do."""
+the fake VK API (tests/fakes/vk_api.py) through messengers/vk.py, or to the fake MAX Bot API
+(tests/fakes/max_api.py) through messengers/max_bot.py, and a way to post updates to the real webhook
+views as Telegram, VK's Callback API and MAX do."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from django.test import Client
 from messengers import services
 from messengers.models import Connection, Delivery, InboundUpdate, MessengerChat
 from tests.chat.conftest import knowledge, shop  # noqa: F401
-from tests.fakes import FAKE_TELEGRAM_TOKEN, FAKE_VK_TOKEN, fake_telegram, fake_vk  # noqa: F401
+from tests.fakes import FAKE_MAX_TOKEN, FAKE_TELEGRAM_TOKEN, FAKE_VK_TOKEN, fake_max, fake_telegram, fake_vk  # noqa: F401
+from tests.fakes.max_api import FakeMax
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.vk_api import FakeVK
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+MAX_SECRET_HEADER = "X-Max-Bot-Api-Secret"
 CHAT = 5550001
 WAIT = 30.0  # seconds: a loaded machine may take a while to embed the first question
 VK_SECRET = "Sekret_VK_2026"  # the owner's Callback API secret in the tests
@@ -94,6 +97,28 @@ def post_vk(vk_connected: Connection) -> Post:
         body = event if isinstance(event, bytes) else json.dumps(event, ensure_ascii=False).encode()
         return client.post(f"/messengers/vk/{key or vk_connected.webhook_key}/", data=body,
                            content_type="application/json")
+
+    return post
+
+
+@pytest.fixture
+def max_connected(shop: Any, fake_max: FakeMax, fast_retries: None) -> Connection:  # noqa: F811
+    """The shop connected to a MAX bot (GET /me and POST /subscriptions answered by the fake)."""
+    return services.max_connect(bot=shop, token=FAKE_MAX_TOKEN)
+
+
+@pytest.fixture
+def post_max(max_connected: Connection) -> Post:
+    """POST an update (or raw bytes) to the connection's MAX webhook with its secret in the header
+    (or `secret=` another, "" for none), as MAX does."""
+    client = Client()
+
+    def post(update: dict[str, Any] | bytes, *, secret: str | None = None, key: str | None = None) -> Any:
+        body = update if isinstance(update, bytes) else json.dumps(update, ensure_ascii=False).encode()
+        headers: dict[str, Any] = {} if secret == "" else {
+            MAX_SECRET_HEADER: max_connected.secret if secret is None else secret}
+        return client.post(f"/messengers/max/{key or max_connected.webhook_key}/", data=body,
+                           content_type="application/json", headers=headers)
 
     return post
 
