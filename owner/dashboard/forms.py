@@ -78,3 +78,14 @@ class VKForm(forms.Form):
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
         help_text=_("Придумайте 8–50 латинских букв и цифр и впишите тот же ключ в настройках Callback API."),
     )
+
+
+class MaxForm(forms.Form):
+    prefix = "max"  # the page has Telegram's token field too: ids stay apart (id_max-token)
+
+    token = forms.CharField(
+        label=_("Токен бота MAX"), max_length=600, strip=True,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        help_text=_("business.max.ru: «Чат-боты» → ⋮ → «Настройки». Токен хранится зашифрованным и больше не "
+                    "показывается."),
+    )

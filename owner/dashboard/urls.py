@@ -19,6 +19,7 @@ urlpatterns = [
     path("b/<slug:slug>/channels/", views.channels, name="channels"),
     path("b/<slug:slug>/channels/telegram/", views.channel_telegram, name="channel_telegram"),
     path("b/<slug:slug>/channels/vk/", views.channel_vk, name="channel_vk"),
+    path("b/<slug:slug>/channels/max/", views.channel_max, name="channel_max"),
     path("b/<slug:slug>/channels/<str:kind>/disconnect/", views.channel_disconnect, name="channel_disconnect"),
     path("b/<slug:slug>/knowledge/sources/<int:source_id>/crawl/", views.source_recrawl, name="source_crawl"),
     path("b/<slug:slug>/knowledge/documents/", views.document_upload, name="document_upload"),

@@ -16,14 +16,14 @@ from messengers.models import Connection
 class Command(BaseCommand):
     # A str, not a lazy text: argparse wants one (a command runs in one language: SPRAVKA_LANGUAGE).
     help = _("Подключить бота к мессенджеру: channel SLUG telegram --token TOKEN; channel SLUG vk --token TOKEN "
-             "--confirmation CODE --secret SECRET; отключить: --disconnect")
+             "--confirmation CODE --secret SECRET; channel SLUG max --token TOKEN; отключить: --disconnect")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help=_("код бота"))
-        parser.add_argument("messenger", choices=[Connection.Kind.TELEGRAM, Connection.Kind.VK],
-                            help=_("мессенджер: telegram или vk"))
+        parser.add_argument("messenger", choices=[Connection.Kind.TELEGRAM, Connection.Kind.VK, Connection.Kind.MAX],
+                            help=_("мессенджер: telegram, vk или max"))
         parser.add_argument("--token", default="",
-                            help=_("токен бота от @BotFather или ключ доступа сообщества ВКонтакте"))
+                            help=_("токен бота от @BotFather, ключ доступа сообщества ВКонтакте или токен бота MAX"))
         parser.add_argument("--confirmation", default="",
                             help=_("ВКонтакте: строка, которую должен вернуть сервер (настройки Callback API)"))
         parser.add_argument("--secret", default="", help=_("ВКонтакте: секретный ключ из настроек Callback API"))
@@ -43,6 +43,9 @@ class Command(BaseCommand):
             return
         if options["messenger"] == Connection.Kind.VK:
             self._vk(bot, options)
+            return
+        if options["messenger"] == Connection.Kind.MAX:
+            self._max(bot, options)
             return
         if not options["token"]:
             raise CommandError(_("Нужен токен: --token 123456789:AAE… (его выдаёт @BotFather)."))
@@ -65,3 +68,13 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(_(
             "Подключено сообщество «%(name)s». Вставьте этот адрес в «Управление → Работа с API → Callback API» "
             "и нажмите «Подтвердить»: %(url)s") % {"name": connection.account_name, "url": connection.webhook_url}))
+
+    def _max(self, bot: Bot, options: dict[str, Any]) -> None:
+        if not options["token"]:
+            raise CommandError(_("Нужен токен бота MAX: --token … (business.max.ru: «Чат-боты» → ⋮ → «Настройки»)."))
+        try:
+            connection = services.max_connect(bot=bot, token=options["token"])
+        except services.ConnectFailed as exc:
+            raise CommandError(shown(exc.stored)) from exc
+        self.stdout.write(self.style.SUCCESS(_("Подключён бот MAX «%(name)s». Адрес для обновлений: %(url)s") % {
+            "name": connection.account_name, "url": connection.webhook_url}))

@@ -19,14 +19,14 @@ from bots.pages import owner_bot, owner_context
 from core.texts import shown
 from messengers import selectors, services
 from messengers.models import Connection
-from owner.dashboard.forms import TelegramForm, VKForm
+from owner.dashboard.forms import MaxForm, TelegramForm, VKForm
 
 LOGIN_URL = "login"
 
 
 def _page(
     request: HttpRequest, bot: Bot, *, telegram_form: TelegramForm | None = None, vk_form: VKForm | None = None,
-    status: int = 200,
+    max_form: MaxForm | None = None, status: int = 200,
 ) -> HttpResponse:
     connections = selectors.connections_of(bot)
     context: dict[str, Any] = {
@@ -35,6 +35,8 @@ def _page(
         "telegram_form": telegram_form or TelegramForm(),
         "vk": connections.get(Connection.Kind.VK),
         "vk_form": vk_form or VKForm(),
+        "max": connections.get(Connection.Kind.MAX),
+        "max_form": max_form or MaxForm(),
         "counts": selectors.conversations_by_channel(bot),
         "public_url": settings.SPRAVKA_PUBLIC_URL,
         "public_url_reachable": selectors.public_url_reachable(settings.SPRAVKA_PUBLIC_URL),
@@ -85,6 +87,24 @@ def channel_vk(request: HttpRequest, slug: str) -> HttpResponse:
     messages.success(request, _("Сообщество «%(name)s» подключено. Осталось вставить адрес в настройки Callback API "
                                 "и нажать «Подтвердить».") % {"name": connection.account_name})
     return HttpResponseRedirect(reverse("dashboard:channels", args=[bot.slug]) + "#vk")
+
+
+@login_required(login_url=LOGIN_URL)
+@require_POST
+def channel_max(request: HttpRequest, slug: str) -> HttpResponse:
+    """Connect a MAX bot: its token checked with MAX before anything is saved, the webhook subscribed."""
+    bot = owner_bot(request, slug)
+    form = MaxForm(request.POST)
+    if not form.is_valid():
+        return _page(request, bot, max_form=form, status=400)
+    try:
+        connection = services.max_connect(bot=bot, token=form.cleaned_data["token"])
+    except services.ConnectFailed as exc:
+        form.add_error("token", shown(exc.stored))
+        return _page(request, bot, max_form=form, status=400)
+    messages.success(request, _("MAX подключён: бот «%(name)s» отвечает посетителям.") % {
+        "name": connection.account_name})
+    return HttpResponseRedirect(reverse("dashboard:channels", args=[bot.slug]) + "#max")
 
 
 @login_required(login_url=LOGIN_URL)

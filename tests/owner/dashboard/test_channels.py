@@ -1,6 +1,7 @@
 """`/b/<slug>/channels/`: the owner connects Telegram by pasting the token (checked with the fake
-Bot API through the real client), sees the status, the token's last characters only, the last
-error and the conversations; bad tokens are named; another owner's bot is a 404, its connection
+Bot API through the real client), a VK community with its key, string and secret, a MAX bot with its
+token (checked with the fake MAX Bot API), sees the status, the token's last characters only, the
+last error and the conversations; bad tokens are named; another owner's bot is a 404, its connection
 untouched."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import pytest
 
 from messengers import services
 from messengers.models import Connection
-from tests.fakes import FAKE_TELEGRAM_TOKEN, fake_telegram, fake_vk  # noqa: F401
+from tests.fakes import FAKE_MAX_TOKEN, FAKE_TELEGRAM_TOKEN, fake_max, fake_telegram, fake_vk  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -103,3 +104,54 @@ def test_a_bad_vk_key_is_named_and_nothing_saved(owner_client, bot, fake_vk):  #
     assert response.status_code == 400 and 'id="vk-errors"' in response.content.decode()
     assert not Connection.objects.filter(kind=Connection.Kind.VK).exists()
     assert owner_client.post("/b/demo/channels/vk/", {"token": "", "confirmation": "", "secret": ""}).status_code == 400
+
+
+def test_a_max_bot_is_connected_with_its_token_and_shows_only_its_end(owner_client, bot, fake_max):  # noqa: F811
+    html = owner_client.get("/b/demo/channels/").content.decode()
+    assert 'id="max"' in html and "business.max.ru" in html and 'name="max-token"' in html
+    response = owner_client.post("/b/demo/channels/max/", {"max-token": FAKE_MAX_TOKEN}, follow=True)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "MAX подключён: бот «spravka_shop_bot» отвечает посетителям." in html
+    connection = Connection.objects.get(bot=bot, kind=Connection.Kind.MAX)
+    assert connection.webhook_url in html and connection.token_hint in html
+    assert FAKE_MAX_TOKEN not in html and connection.secret not in html
+    assert fake_max.subscriptions(FAKE_MAX_TOKEN)[connection.webhook_url]["secret"] == connection.secret
+
+
+@pytest.mark.parametrize(("token", "says"), [
+    ("", "Обязательное поле"),
+    ("not a token", "не похоже на токен MAX"),
+    ("UnknownMaxTokenUnknownMaxToken", "MAX не знает этот токен"),
+])
+def test_a_bad_max_token_is_named_under_its_field_and_nothing_saved(owner_client, bot, fake_max, token, says):  # noqa: F811
+    response = owner_client.post("/b/demo/channels/max/", {"max-token": token})
+    html = response.content.decode()
+    assert response.status_code == 400 and 'id="max-errors"' in html and says in html
+    assert not Connection.objects.filter(kind=Connection.Kind.MAX).exists()
+
+
+def test_max_s_conversations_and_last_error_are_shown_and_it_disconnects(owner_client, bot, fake_max):  # noqa: F811
+    from chat.models import Conversation
+
+    connection = services.max_connect(bot=bot, token=FAKE_MAX_TOKEN)
+    for chat in ("max:1", "max:2"):
+        Conversation.objects.create(bot=bot, visitor_id=chat, channel=Conversation.Channel.MAX)
+    services.connection_failing(connection, {"msgid": "сообщение не доставлено: %(error)s",
+                                             "params": {"error": "messages: MAX 503"}})
+    html = owner_client.get("/b/demo/channels/").content.decode()
+    card = html[html.index('id="max"'):html.index('id="widget-count"')]
+    assert "ошибка доставки" in card and "сообщение не доставлено: messages: MAX 503" in card
+    assert "<dd>2</dd>" in card  # the conversations of the last 30 days
+
+    response = owner_client.post("/b/demo/channels/max/disconnect/", follow=True)
+    assert "MAX отключён: токен забыт" in response.content.decode()
+    assert Connection.objects.get(pk=connection.pk).status == Connection.Status.DISCONNECTED
+    assert fake_max.subscriptions(FAKE_MAX_TOKEN) == {}
+
+
+def test_another_owners_max_bot_is_a_404(owner_client, other_bot, fake_max):  # noqa: F811
+    connection = services.max_connect(bot=other_bot, token=FAKE_MAX_TOKEN)
+    assert owner_client.post("/b/other/channels/max/", {"max-token": FAKE_MAX_TOKEN}).status_code == 404
+    assert owner_client.post("/b/other/channels/max/disconnect/").status_code == 404
+    assert Connection.objects.get(pk=connection.pk).status == Connection.Status.ACTIVE
