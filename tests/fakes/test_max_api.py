@@ -127,3 +127,12 @@ def test_the_update_builders_read_as_max_updates() -> None:
     started, stopped = max_bot.incoming(bot_started(CHAT)), max_bot.incoming(bot_stopped(CHAT))
     assert started is not None and started.kind == "start"
     assert stopped is not None and (stopped.kind, stopped.blocked) == ("membership", True)
+
+
+def test_several_calls_give_each_its_result_or_its_error(fake_max: FakeMax) -> None:
+    fake_max.block(CHAT + 1)
+    calls = [("messages", {"chat_id": chat, "text": "Ждёт оператора"}) for chat in (CHAT, CHAT + 1, CHAT + 2)]
+    first, blocked, third = max_bot.call_many(FAKE_MAX_TOKEN, calls)
+    assert first["message"]["recipient"]["chat_id"] == CHAT and third["message"]["recipient"]["chat_id"] == CHAT + 2
+    assert isinstance(blocked, Blocked)
+    assert [call.query["chat_id"] for call in fake_max.calls_of("POST /messages")] == [str(CHAT + n) for n in range(3)]
