@@ -1,6 +1,8 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from bots import accounts
 
@@ -18,6 +20,8 @@ urlpatterns = [
     path("routes/", include("routes.urls")),
     path("api/", include("api.urls")),  # the REST API, its schema and docs (docs/api.md)
     path("messengers/", include("messengers.urls")),  # updates posted by Telegram (docs/channels.md)
+    # Browsers ask for /favicon.ico whatever the page links (templates/includes/favicon.html).
+    path("favicon.ico", RedirectView.as_view(url=f"{settings.STATIC_URL}assistant/favicon.ico", permanent=True)),
     # In DEBUG (make run) the app serves every app's static files, the admin's included; in
     # production a reverse proxy serves STATIC_ROOT (docs/deploy.md).
     *staticfiles_urlpatterns(),
