@@ -72,6 +72,23 @@ def test_the_schema_lists_every_resource_and_needs_no_key(client):
     assert {"id", "kind", "title", "text", "url", "weight", "active"} <= set(entry)
 
 
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+
+
+def test_a_browser_is_shown_the_schema_and_programs_get_it_as_before(client):
+    """A browser's GET (text/html first) displays the YAML in the tab; an API client gets YAML for */*
+    and JSON when it asks, as the docs say (docs/api.md)."""
+    shown = client.get("/api/schema/", HTTP_ACCEPT=BROWSER)
+    assert shown.status_code == 200 and shown["Content-Type"] == "text/plain; charset=utf-8"
+    assert "attachment" not in shown.get("Content-Disposition", "")
+    assert shown.content.decode().startswith("openapi: 3") and "/api/v1/entries/" in shown.content.decode()
+    assert client.get("/api/schema/", HTTP_ACCEPT="*/*")["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/yaml")["Content-Type"].startswith("application/yaml")
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["openapi"].startswith("3")
+    asked = client.get("/api/schema/?format=json", HTTP_ACCEPT=BROWSER)  # an explicit format wins
+    assert asked["Content-Type"] == "application/vnd.oai.openapi+json" and asked.json()["openapi"].startswith("3")
+
+
 def test_the_docs_page_loads_swagger_ui_from_our_own_static_files(client):
     page = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
