@@ -8,6 +8,7 @@ from bots import accounts
 
 admin.site.site_header = "Spravka"
 admin.site.site_title = "Spravka"
+admin.site.site_url = None  # «Кабинет владельца» takes its place (templates/admin/base_site.html)
 
 urlpatterns = [
     path("", include("owner.urls")),  # every owner page: /, start/, b/<slug>/… (owner/urls.py)

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy
 
 from behavior.invitations import RuleCounts
 from behavior.models import InvitationRule, InvitationShow
-from bots.admin_scoping import BotScopedAdmin
+from bots.admin_scoping import SUPERUSERS_ONLY, BotScopedAdmin
 
 
 @admin.register(InvitationRule)
@@ -71,6 +71,7 @@ class InvitationRuleAdmin(BotScopedAdmin):
 
 @admin.register(InvitationShow)
 class InvitationShowAdmin(BotScopedAdmin):
+    bot_roles = SUPERUSERS_ONLY  # each rule's shows and conversions are counted in its own list
     list_display = ("shown_at", "rule", "bot", "visitor_id", "page_url", "converted_at", "conversation_id")
     list_select_related = ("bot", "rule")
     list_filter = ("bot",)

@@ -1,9 +1,15 @@
 """Tenant and role scoping for the admin.
 
 A membership is `owner` or `operator`. Each scoped admin says which roles reach its rows
-(`bot_roles`): a bot's settings, knowledge, usage and journal are for its owners only; its
+(`bot_roles`): a bot's settings and knowledge are for its owners only; its
 conversations are for its owners and operators, read-only. A user who owns bot A and operates bot B
 sees A's settings and knowledge and the conversations of both; a superuser sees everything.
+
+An owner's admin holds what an owner works with: settings, knowledge, catalog, conversations, leads,
+review, Gaps, routes. The installation's journals (model calls and their billing lines, calls to the
+messengers, invitation shows) and read-only copies of an owner page (the messenger connections) are
+`SUPERUSERS_ONLY`: no role reaches them, so an owner's index and sidebar leave them out and their
+URLs answer as for anyone without the permission.
 
 What must stay true:
 - Anything outside the user's bots is a 404, exactly like an id that does not exist: the change,
@@ -29,6 +35,7 @@ from bots.models import Bot
 from bots.selectors import OWNER, bots_for_user, roles_by_bot
 
 OWNER_ROLES: frozenset[str] = frozenset({OWNER})
+SUPERUSERS_ONLY: frozenset[str] = frozenset()  # `bot_roles` of an admin no membership reaches
 
 
 def _bot_ids(request: HttpRequest, roles: Collection[str] = OWNER_ROLES) -> set[int]:

@@ -1,7 +1,8 @@
 """Admin: usage lines and the run journal, read-only; per-bot model settings, editable.
 
 Scoping by bot membership (lists, per-object checks, the bot choice in forms) is the shared
-`BotScopedAdmin`; a staff owner sees only the rows of the bots they belong to.
+`BotScopedAdmin`; a staff owner sees only the rows of the bots they belong to. Usage lines and the
+journal are a superuser's (an owner reads their costs on «Расходы»).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from django.contrib import admin
 from django.db.models import Model
 from django.http import HttpRequest
 
-from bots.admin_scoping import BotScopedAdmin
+from bots.admin_scoping import SUPERUSERS_ONLY, BotScopedAdmin
 from llm.models import BotLLMSettings, RunEvent, Usage
 
 
@@ -31,6 +32,7 @@ class ReadOnlyBotScoped(BotScopedAdmin):
 
 @admin.register(Usage)
 class UsageAdmin(ReadOnlyBotScoped):
+    bot_roles = SUPERUSERS_ONLY  # the owner's «Расходы» page shows their costs
     list_display = [
         "created_at", "bot", "route", "purpose", "provider", "model",
         "input_tokens", "output_tokens", "cache_read_tokens", "latency_ms", "cost_usd",
@@ -41,6 +43,7 @@ class UsageAdmin(ReadOnlyBotScoped):
 
 @admin.register(RunEvent)
 class RunEventAdmin(ReadOnlyBotScoped):
+    bot_roles = SUPERUSERS_ONLY  # the journal of model calls, for whoever runs the installation
     list_display = ["created_at", "bot", "kind", "route", "purpose", "ok", "conversation_id"]
     list_filter = ["kind", "ok", "route"]
     search_fields = ["=conversation_id"]

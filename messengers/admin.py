@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from bots.admin_scoping import BotScopedAdmin
+from bots.admin_scoping import SUPERUSERS_ONLY, BotScopedAdmin
 from messengers import delivery
 from messengers.models import Connection, Delivery
 
@@ -29,6 +29,7 @@ class ReadOnly(BotScopedAdmin):
 
 @admin.register(Connection)
 class ConnectionAdmin(ReadOnly):
+    bot_roles = SUPERUSERS_ONLY  # the owner's «Мессенджеры» page shows and changes them
     list_display = ["bot", "kind", "account_name", "status", "token_hint", "last_error_at", "shown_error"]
     list_filter = ["kind", "status"]
     list_select_related = ["bot"]
@@ -42,6 +43,7 @@ class ConnectionAdmin(ReadOnly):
 
 @admin.register(Delivery)
 class DeliveryAdmin(ReadOnly):
+    bot_roles = SUPERUSERS_ONLY  # the owner's «Мессенджеры» page shows the last delivery error
     bot_field = "connection__bot"
     list_display = ["created_at", "connection", "chat", "method", "status", "attempts", "response_status", "error"]
     list_filter = ["status", "method"]

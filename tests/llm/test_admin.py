@@ -1,4 +1,5 @@
-"""Usage lines and journal rows in the admin: scoped by bot membership, read-only."""
+"""Usage lines and journal rows in the admin: a superuser's, read-only (an owner reads their costs on
+the owner page «Расходы»); per-bot model settings, scoped by bot membership."""
 
 from __future__ import annotations
 
@@ -27,18 +28,22 @@ def as_user(user):
     return request
 
 
-def test_a_staff_owner_sees_only_their_bots_usage(owner, lines):
-    mine, theirs = lines
-    admin = site._registry[Usage]
-
-    assert list(admin.get_queryset(as_user(owner))) == [mine]
-    assert admin.has_view_permission(as_user(owner), mine)
-    assert not admin.has_view_permission(as_user(owner), theirs)
+@pytest.fixture
+def root(django_user_model):
+    return django_user_model.objects.create_superuser("root", "root@example.com", "pw-root-1")
 
 
-def test_a_superuser_sees_every_bot(django_user_model, lines):
-    root = django_user_model.objects.create_superuser("root", "root@example.com", "pw-root-1")
+def test_an_owner_reaches_neither_usage_lines_nor_the_journal_not_even_their_own(owner, lines):
+    mine, _theirs = lines
+    for model in (Usage, RunEvent):
+        admin = site._registry[model]
+        assert list(admin.get_queryset(as_user(owner))) == []
+        assert not admin.has_module_permission(as_user(owner))
+        assert not admin.has_view_permission(as_user(owner))
+    assert not site._registry[Usage].has_view_permission(as_user(owner), mine)
 
+
+def test_a_superuser_sees_every_bot(root, lines):
     assert set(site._registry[Usage].get_queryset(as_user(root))) == set(lines)
 
 
@@ -50,25 +55,28 @@ def test_usage_and_journal_are_read_only(owner, lines):
         assert not admin.has_delete_permission(as_user(owner), None)
 
 
-def test_the_usage_page_lists_only_the_owners_lines(client, owner, lines):
+def test_the_usage_page_is_a_superusers(client, owner, root, lines):
     client.force_login(owner)
+    assert client.get("/admin/llm/usage/").status_code == 403
+    missing = client.get(f"/admin/llm/usage/{lines[1].pk + 1000}/change/")
+    assert client.get(f"/admin/llm/usage/{lines[0].pk}/change/").status_code == missing.status_code == 403
 
+    client.force_login(root)
     page = client.get("/admin/llm/usage/")
-
     assert page.status_code == 200
-    assert "answer-mine" in page.text and "answer-theirs" not in page.text
-    assert client.get(f"/admin/llm/usage/{lines[1].pk}/change/").status_code in (302, 403, 404)
+    assert "answer-mine" in page.text and "answer-theirs" in page.text
 
 
-def test_the_journal_page_lists_only_the_owners_events(client, owner, bot, other_bot):
+def test_the_journal_page_is_a_superusers(client, owner, root, bot, other_bot):
     run_event_record(bot_id=bot.pk, kind="form_repair", ok=True, purpose="mine-purpose")
     run_event_record(bot_id=other_bot.pk, kind="llm_call", ok=True, purpose="their-purpose")
     client.force_login(owner)
+    assert client.get("/admin/llm/runevent/").status_code == 403
 
+    client.force_login(root)
     page = client.get("/admin/llm/runevent/")
-
     assert page.status_code == 200
-    assert "mine-purpose" in page.text and "their-purpose" not in page.text
+    assert "mine-purpose" in page.text and "their-purpose" in page.text
 
 
 def test_an_unknown_journal_kind_is_refused(bot):
@@ -76,9 +84,9 @@ def test_an_unknown_journal_kind_is_refused(bot):
         run_event_record(bot_id=bot.pk, kind="vibes", ok=True)
 
 
-def test_searching_the_journal_by_conversation_survives_a_word(client, owner, bot):
+def test_searching_the_journal_by_conversation_survives_a_word(client, root, bot):
     run_event_record(bot_id=bot.pk, kind="llm_call", ok=True, purpose="p", conversation_id=42)
-    client.force_login(owner)
+    client.force_login(root)
 
     assert client.get("/admin/llm/runevent/", {"q": "42"}).status_code == 200
     assert client.get("/admin/llm/runevent/", {"q": "слово"}).status_code == 200
