@@ -13,6 +13,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from bots.pages import owner_frame
 from feedback import gaps as gap_services
 from feedback import operator_answers
 from feedback.models import Gap, GapQuestion, OperatorAnswer, Outcome
@@ -65,7 +66,8 @@ class GapAdmin(ReviewScopedAdmin):
         suggestions = [pair for bot in bots if _chosen_bot(request) in (None, bot.pk)
                        for pair in gap_services.gap_merge_suggestions(bot=bot)] if status == Gap.Status.OPEN else []
         context = {
-            **self.admin_site.each_context(request), "title": _("Пробелы в знаниях"), "opts": self.model._meta,
+            **self.admin_site.each_context(request), **owner_frame(request, _chosen_bot(request), section="gaps"),
+            "title": _("Пробелы в знаниях"), "opts": self.model._meta,
             "rows": rows, "bots": bots, "bot_id": _chosen_bot(request), "status": status,
             "statuses": Gap.Status.choices, "query": request.GET.urlencode(),
             "proposals": operator_answers.operator_answer_list(bot_ids=bot_ids, bot_id=_chosen_bot(request)),

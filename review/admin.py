@@ -20,6 +20,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from bots.admin_scoping import BotScopedAdmin
+from bots.pages import owner_frame
 from core.plurals import plural_forms
 from review import selectors, services
 from review.exceptions import ItemNotFound, ReviewError
@@ -93,7 +94,8 @@ class ReviewItemAdmin(ReviewScopedAdmin):
         }
         context = {
             **self.admin_site.each_context(request),
-            "title": _("Проверка ответов"),
+            **owner_frame(request, flt.bot_id, section="review"),
+            "title": _("Очередь проверки"),
             "opts": self.model._meta,
             "state": state,
             "bots": list(selectors.reviewable_bots(request.user).order_by("name").only("pk", "name")),

@@ -93,3 +93,48 @@ def test_seven_tabs_stay_in_the_row_and_the_rest_is_behind_more(owner_client):
         "Обзор", "Знания", "Проверка", "Голос", "Установка", "Мессенджеры", "Очередь проверки"]
     assert '<details class="more has-current">' in html
     assert '<details class="more">' in owner_client.get("/b/demo/channels/").content.decode()
+
+
+# The admin pages an owner works in, with the tab each marks (Gaps' is behind «Ещё»).
+FRAMED = {"review": "/admin/review/reviewitem/?bot={pk}", "gaps": "/admin/feedback/gap/?bot={pk}"}
+FRAMED_LABELS = {"ru": {"review": "Очередь проверки", "gaps": "Пробелы в знаниях"},
+                 "en": {"review": "Review queue", "gaps": "Knowledge gaps"}}
+
+
+@pytest.mark.parametrize("language", ["ru", "en"])
+@pytest.mark.parametrize("section", list(FRAMED))
+def test_the_review_queue_and_gaps_wear_the_owner_header_with_their_tab_marked(
+    owner_client, bot, settings, language, section
+):
+    owner_client.cookies[settings.LANGUAGE_COOKIE_NAME] = language
+    path = FRAMED[section].format(pk=bot.pk)
+    html = owner_client.get(path).content.decode()
+    page = tabs(html)
+    assert [(href, label) for href, current, label in page if current] == [(path, FRAMED_LABELS[language][section])]
+    assert ("/b/demo/", False) in [(href, current) for href, current, _label in page]  # the way back to the overview
+    assert ('<details class="more has-current">' in html) == (section == "gaps")
+    # The admin's own header, breadcrumbs and sidebar are gone; its content stays.
+    assert 'id="site-name"' not in html and 'class="breadcrumbs"' not in html and 'id="nav-sidebar"' not in html
+    assert 'id="review-app"' in html if section == "review" else 'class="gaps"' in html
+    assert f'<html lang="{language}"' in html
+
+
+def test_the_header_of_the_queue_names_the_bot_it_is_filtered_to(owner_client, owner, bot):
+    """An owner of two bots: the queue of each wears that bot's tabs; unfiltered, the first's by name.
+    A bot they do not own (another tenant's id in the URL) does not change the tabs."""
+    from bots.models import Bot, Membership
+
+    second = Bot.objects.create(name="Второй магазин", slug="second", site_url="http://127.0.0.3/")
+    Membership.objects.create(bot=second, user=owner, role=Membership.Role.OWNER)
+    stranger = Bot.objects.create(name="Чужой", slug="stranger", site_url="http://127.0.0.4/")
+
+    def header(query: str) -> tuple[str, str]:
+        """The overview tab's link and the bot the switcher shows."""
+        html = owner_client.get(f"/admin/review/reviewitem/{query}").content.decode()
+        (selected,) = re.findall(r'<option value="([^"]+)" selected>', html.split('<nav class="tabs"')[0])
+        return next(href for href, _current, label in tabs(html) if label == "Обзор"), selected
+
+    assert header(f"?bot={bot.pk}") == ("/b/demo/", "demo")
+    assert header(f"?bot={second.pk}") == ("/b/second/", "second")
+    assert header("") == ("/b/second/", "second")  # «Второй магазин» comes first by name
+    assert header(f"?bot={stranger.pk}") == ("/b/second/", "second")
