@@ -43,6 +43,7 @@ def test_a_new_owner_with_a_given_password_is_admin_staff(bot):
     user = get_user_model().objects.get(username="boss@shop.example")
     assert user.check_password("long-secret-42") and user.is_staff
     assert "пароль задан в --password" in out and "long-secret-42" not in out
+    assert "входит на /accounts/login/ и попадает в кабинет владельца" in out  # as the login page says
 
 
 def test_an_existing_membership_changes_its_role_and_staff_follows(bot, owner):

@@ -41,6 +41,9 @@ def test_the_login_page_is_russian_and_looks_like_the_admin(client):
     assert page.status_code == 200
     assert "admin/css/login.css" in text and "Spravka" in text
     assert "Электронная почта" in text and 'value="Войти"' in text
+    # Where each lands, as the next tests show: owners on their dashboard, operators in the inbox.
+    assert "владельцы попадают в кабинет владельца (обзор бота или список ботов)" in text
+    assert "операторы — во входящие разговоры" in text and "админк" not in text
 
 
 def test_an_owner_lands_on_their_bots_dashboard_and_may_still_open_the_admin(client, owner, bot):

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 from django.db import connections
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 from pytest_django import DjangoDbBlocker
 
 from tests.chat.conftest import KNOWLEDGE
-from tests.e2e.conftest import SCREENSHOTS, ShopFactory, snippet
+from tests.e2e.conftest import SCREENSHOTS, ShopFactory, owner_page, snippet
 from tests.e2e.widget import Widget
 
 # The reach check searches the recent questions: on a loaded machine it may take longer than
@@ -299,3 +299,66 @@ def test_an_operators_answer_goes_into_the_knowledge_from_the_gaps_page(
     expect(page.locator(".gaps-proposal", has_text="гравировк")).to_have_count(0)
     with django_db_blocker.unblock():
         assert Entry.objects.filter(bot=bot, kind=Entry.Kind.QA, text__endswith="Шрифт — на выбор.").count() == 1
+
+
+FRAME = {  # the tab each admin page an owner works in marks, and the inbox's way back, per language
+    "ru-RU": {"review": "Очередь проверки", "gaps": "Пробелы в знаниях", "more": "Ещё", "back": "Кабинет владельца",
+              "position": "{} из {}", "overview": "Обзор"},
+    "en-US": {"review": "Review queue", "gaps": "Knowledge gaps", "more": "More", "back": "Owner dashboard",
+              "position": "{} of {}", "overview": "Overview"},
+}
+
+
+def _owner_header(tab: Page, slug: str, words: dict[str, str]) -> None:
+    """The dashboard's header, not the admin's: the bot's tabs, no admin branding, breadcrumbs or sidebar."""
+    nav = tab.locator("header.top nav.tabs")
+    expect(nav.get_by_role("link", name=words["overview"], exact=True)).to_have_attribute("href", f"/b/{slug}/")
+    expect(tab.locator("#site-name, #nav-sidebar, .breadcrumbs")).to_have_count(0)
+
+
+@pytest.mark.parametrize("locale", ["ru-RU", "en-US"])
+def test_the_queue_gaps_and_inbox_wear_the_dashboards_header_and_lead_back(
+    browser: Browser, live_app: str, session_bot: dict[str, Any], digest_html: str, shots: Path, locale: str,
+):
+    """The review queue and Gaps keep the admin's views and keys under the dashboard's header and tabs,
+    their own tab marked; the inbox leads back to the overview (screenshots at 1024 and 1280 px). After
+    the decisions above the queue holds the digest's new questions; Gaps holds their topics."""
+    bot, words = session_bot["bot"], FRAME[locale]
+    lang = locale[:2]
+    with owner_page(browser, live_app, locale=locale) as tab:
+        login(tab, live_app, f"/admin/review/reviewitem/?bot={bot.pk}")
+        _owner_header(tab, bot.slug, words)
+        current = tab.locator('header.top nav.tabs a[aria-current="page"]')
+        expect(current).to_have_count(1)
+        expect(current).to_have_text(words["review"])
+        # The queue's keys still work under the new header: J moves to the next dialog.
+        total = int(re.split(r"\D+", tab.locator("#rq-position").inner_text().strip())[-1])
+        assert total >= 2
+        expect(tab.locator("#rq-position")).to_have_text(words["position"].format(1, total))
+        tab.keyboard.press("j")
+        expect(tab.locator("#rq-position")).to_have_text(words["position"].format(2, total))
+        for width in (1024, 1280):
+            tab.set_viewport_size({"width": width, "height": 800})
+            tab.screenshot(path=str(shots / f"frame-queue-{width}-{lang}.png"))
+
+        tab.goto(f"{live_app}/admin/feedback/gap/?bot={bot.pk}")
+        _owner_header(tab, bot.slug, words)
+        expect(tab.locator("header.top details.more.has-current summary")).to_have_text(words["more"])
+        expect(tab.locator('header.top a[aria-current="page"]')).to_have_text(words["gaps"])
+        expect(tab.locator(".gaps-table")).to_be_visible()
+        for width in (1024, 1280):
+            tab.set_viewport_size({"width": width, "height": 800})
+            tab.screenshot(path=str(shots / f"frame-gaps-{width}-{lang}.png"))
+
+        tab.goto(f"{live_app}/inbox/")
+        back = tab.locator("header.top").get_by_role("link", name=words["back"])
+        for width in (1024, 1280):
+            tab.set_viewport_size({"width": width, "height": 800})
+            tab.screenshot(path=str(shots / f"frame-inbox-{width}-{lang}.png"))
+        back.click()
+        expect(tab).to_have_url(f"{live_app}/b/{bot.slug}/")  # one bot: its overview
+
+        # The icon browsers ask for on every page, of the app and of the demo shop, is there.
+        for origin in (live_app, session_bot["origin"]):
+            icon = tab.request.get(f"{origin}/favicon.ico")
+            assert icon.ok and icon.headers["content-type"].startswith("image/"), (origin, icon.status)

@@ -122,3 +122,17 @@ def test_a_conversation_page_shows_the_current_page_title_and_the_product_cards(
     assert 'href="https://shop.example/catalog/vacuums/"' in page and "Пылесосы &lt;b&gt;скидки&lt;/b&gt;" in page
     assert 'href="https://shop.example/catalog/vacuums/v1/"' in page and "Пылесос Вихрь 100</a> — 12990.00 RUB" in page
     assert "Пылесос Смерч компакт" in page and "(нет в наличии)" in page
+
+
+def test_an_owner_in_the_inbox_has_a_way_back_to_the_dashboard_and_an_operator_has_none(
+    client, shop, operator, django_user_model
+):
+    from bots.services import membership_add
+
+    owner = membership_add(bot=shop, email="boss@shop.example", role="owner", password="pw-boss-1234").membership.user
+    client.force_login(owner)
+    for path in ("/inbox/", "/inbox/leads/"):
+        assert '<a href="/" class="back">Кабинет владельца</a>' in client.get(path).content.decode(), path
+    client.force_login(operator)
+    page = client.get("/inbox/").content.decode()
+    assert "Кабинет владельца" not in page and 'href="/"' not in page  # / would bring an operator back here

@@ -13,7 +13,9 @@ from bots.selectors import bot_by_slug
 from bots.services import membership_add
 
 WHERE = {
-    Membership.Role.OWNER: gettext_lazy("входит в админку: /admin/ (настройки и знания бота)"),
+    Membership.Role.OWNER: gettext_lazy(
+        "входит на /accounts/login/ и попадает в кабинет владельца: обзор бота, знания, настройки"
+    ),
     Membership.Role.OPERATOR: gettext_lazy("входит на /accounts/login/ и отвечает посетителям во входящих: /inbox/"),
 }
 

@@ -121,3 +121,14 @@ def test_the_charts_weeks_are_dates_of_the_pages_language(owner_client, bot, lan
     weeks = chart_data(html)["weeks"]
     assert weeks and all(re.fullmatch(week, label) for label in weeks), weeks
     assert f"<td>{weeks[-1]}</td>" in html
+
+
+def test_the_way_to_the_review_queue_is_named_as_its_tab(owner_client, bot):
+    """The count of answers waiting and the empty accuracy chart lead to this bot's queue, by the tab's name."""
+    queue = f'href="/admin/review/reviewitem/?bot={bot.pk}"'
+    html = owner_client.get("/b/demo/").content.decode()
+    assert html.count(queue) >= 3  # the tab, the «ждут проверки» count, the empty chart's link
+    assert f'{queue}>Открыть «Очередь проверки»</a>' in html
+    assert 'href="/answers/"' not in html and "«Ответы»" not in html
+    english = owner_client.get("/b/demo/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"{queue}>Open “Review queue”</a>" in english
