@@ -95,6 +95,12 @@ def failure(status: int, description: str | None = None, *, retry_after: int | N
     return Answer(status, body)
 
 
+class _Server(ThreadingHTTPServer):
+    # Connections waiting to be accepted: socketserver's 5 drops the SYNs of a client opening 20 at
+    # once (a worker sending many chats' notices together), which then retries after 1 s and 3 s.
+    request_queue_size = 128
+
+
 class FakeTelegram:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -109,7 +115,7 @@ class FakeTelegram:
         self._message_ids: dict[tuple[str, str], itertools.count[int]] = {}
         self._texts: dict[tuple[str, str, int], str] = {}  # (token, chat, message_id) -> text
         self.calls: list[Call] = []
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._http = _Server(("127.0.0.1", 0), _handler_for(self))
         self._http.daemon_threads = True
         self._http.block_on_close = False
         # A short poll, so that stop() (shutdown) returns in milliseconds rather than half a second.
