@@ -177,7 +177,6 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "«Telegram» во «Входящих»."
         ),
         "tg_operator_waiting": "Ждёт оператора: {name} ({channel})",
-        "tg_operator_visitor": "Посетитель #{id}",
         "tg_operator_take": "Взять",
         "tg_operator_taken": "Разговор у вас. Отвечайте на это сообщение — ответ уйдёт посетителю.",
         "tg_operator_release": "Вернуть боту",
@@ -334,7 +333,6 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "«Telegram» page of the inbox."
         ),
         "tg_operator_waiting": "Waiting for an operator: {name} ({channel})",
-        "tg_operator_visitor": "Visitor #{id}",
         "tg_operator_take": "Take",
         "tg_operator_taken": "The conversation is yours. Reply to this message and the visitor gets your answer.",
         "tg_operator_release": "Back to the bot",

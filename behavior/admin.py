@@ -72,10 +72,12 @@ class InvitationRuleAdmin(BotScopedAdmin):
 @admin.register(InvitationShow)
 class InvitationShowAdmin(BotScopedAdmin):
     bot_roles = SUPERUSERS_ONLY  # each rule's shows and conversions are counted in its own list
-    list_display = ("shown_at", "rule", "bot", "visitor_id", "page_url", "converted_at", "conversation_id")
+    # The widget's visitor id is a machine's name for a browser: never shown (core/labels.py); the
+    # conversation it became, if any, names the visitor in the inbox.
+    list_display = ("shown_at", "rule", "bot", "page_url", "converted_at", "conversation_id")
     list_select_related = ("bot", "rule")
     list_filter = ("bot",)
-    readonly_fields = ("bot", "rule", "visitor_id", "page_url", "shown_at", "conversation_id", "converted_at")
+    readonly_fields = ("bot", "rule", "page_url", "shown_at", "conversation_id", "converted_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -14,6 +14,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from bots.models import Bot
+from core.labels import visitor_label
 
 MAX_INVITATION_TEXT = 300
 MAX_SECONDS_ON_PAGE = 3600
@@ -73,4 +74,4 @@ class InvitationShow(models.Model):
         indexes = [models.Index(fields=["bot", "visitor_id", "-shown_at"], name="invitationshow_visitor")]
 
     def __str__(self) -> str:
-        return f"{self.rule_id} → {self.visitor_id}"
+        return f"{self.rule} → {visitor_label(started=self.shown_at)}"

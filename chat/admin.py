@@ -16,12 +16,14 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from behavior.labels import intent_label
+from bots.admin_filters import worded_filter
 from bots.admin_scoping import BotScopedAdmin, may_access_bot, owns_a_bot
 from bots.models import Bot
 from bots.selectors import INBOX_ROLES
 from chat import leads
 from chat.contracts import FLAG_LABELS, FLAG_NAMES
 from chat.models import Conversation, Lead, Message, WebhookDelivery
+from chat.webhooks import event_words
 
 # Machine values are shown as a person reads them: intents and flags by their labels, links and
 # the source entry as links (tests/chat/test_admin_transcript.py).
@@ -30,15 +32,18 @@ _MESSAGE_FIELDS: tuple[str, ...] = (
     "source_shown",
 )
 _CONVERSATION_FIELDS: tuple[str, ...] = (
-    "bot", "visitor_id", "state", "assigned_to", "page_url", "visitor_name", "visitor_contact", "variant",
-    "outcome", "last_ip", "created_at", "updated_at", "closed_at",
+    "bot", "visitor_shown", "state", "assigned_to", "page_url", "visitor_name", "visitor_contact", "variant_shown",
+    "outcome_shown", "last_ip", "created_at", "updated_at", "closed_at",
 )
+# Conversation.outcome holds how it was closed (chat/handoff.py, chat/services.py).
+_CLOSED_HOW = {"closed_by_operator": _("завершил оператор"), "abandoned": _("закрыт перед новым разовым вопросом")}
+_ARMS = {"a": _("А"), "b": _("Б")}
 _LEAD_FIELDS: tuple[str, ...] = (
-    "bot", "conversation", "visitor_id", "name", "phone", "email", "question", "consent_text",
+    "bot", "conversation", "name", "phone", "email", "question", "consent_text",
     "consent_policy_url", "consented_at", "created_at",
 )
 _DELIVERY_FIELDS: tuple[str, ...] = (
-    "bot", "event", "url", "payload", "status", "attempts", "response_status", "shown_error", "created_at",
+    "bot", "event_shown", "url", "payload", "status", "attempts", "response_status", "shown_error", "created_at",
     "delivered_at",
 )
 
@@ -97,7 +102,7 @@ class MessageInline(admin.TabularInline):
 @admin.register(Conversation)
 class ConversationAdmin(BotScopedAdmin):
     bot_roles = INBOX_ROLES
-    list_display = ["id", "bot", "visitor_id", "state", "message_count", "outcome", "updated_at"]
+    list_display = ["id", "bot", "visitor_shown", "state", "message_count", "outcome_shown", "updated_at"]
     list_filter = ["state", "bot"]
     list_select_related = ["bot"]
     search_fields = ["visitor_id", "messages__text"]
@@ -133,6 +138,27 @@ class ConversationAdmin(BotScopedAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).annotate(_message_count=Count("messages"))
+
+    @admin.display(description=_("посетитель"))
+    def visitor_shown(self, obj: Conversation) -> str:
+        """Who this is as a person reads it (never the widget's machine id; search still finds it)."""
+        return obj.visitor_label
+
+    @admin.display(description=_("как завершён"), ordering="outcome")
+    def outcome_shown(self, obj: Conversation) -> str:
+        """The close's stored code in words: an operator's «Завершить», a stale conversation closed
+        before a one-off question, or a one-off question itself (`manage.py ask`, the API's ask/,
+        whose caller's name is stored there)."""
+        if not obj.outcome:
+            return "—"
+        return str(_CLOSED_HOW.get(obj.outcome, _("разовый вопрос (API или команда ask)")))
+
+    @admin.display(description=_("вариант эксперимента"))
+    def variant_shown(self, obj: Conversation) -> str:
+        experiment, _sep, arm = obj.variant.partition(":")
+        if not experiment.isdigit() or arm not in _ARMS:
+            return "—"
+        return str(_("эксперимент #%(id)s, вариант %(arm)s") % {"id": experiment, "arm": _ARMS[arm]})
 
     @admin.display(description=_("сообщений"), ordering="_message_count")
     def message_count(self, obj: Conversation) -> int:
@@ -182,10 +208,14 @@ class LeadAdmin(BotScopedAdmin):
 class WebhookDeliveryAdmin(BotScopedAdmin):
     """The log of webhook deliveries: what was sent where, how it went."""
 
-    list_display = ["created_at", "event", "bot", "status", "attempts", "response_status", "shown_error"]
-    list_filter = ["status", "event"]
+    list_display = ["created_at", "event_shown", "bot", "status", "attempts", "response_status", "shown_error"]
+    list_filter = ["status", worded_filter("event", event_words)]
     list_select_related = ["bot"]
     readonly_fields = fields = _DELIVERY_FIELDS
+
+    @admin.display(description=_("событие"), ordering="event")
+    def event_shown(self, delivery: WebhookDelivery) -> str:
+        return event_words(delivery.event)
 
     @admin.display(description=_("ошибка"))
     def shown_error(self, delivery: WebhookDelivery) -> str:

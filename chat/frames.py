@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.dateparse import parse_datetime
 
 from answers import replies
 from answers.products import card_json
@@ -18,6 +20,7 @@ from answers.replies import OPERATOR_BUTTON_ID
 from bots.models import Bot
 from chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
 from chat.models import Conversation, Message
+from core.labels import visitor_label
 
 MAX_ID_CHARS: Final = 64
 NOT_AN_ID: Final = re.compile("[\x00-\x20\x7f-\xa0\ud800-\udfff]")
@@ -274,7 +277,9 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
         "channel": conversation.channel,
         "visitor": {
             "id": conversation.visitor_id, "name": conversation.visitor_name, "contact": conversation.visitor_contact,
+            "label": conversation.visitor_label,
         },
+        "created_at": conversation.created_at.isoformat() if conversation.created_at else None,
         "page_url": conversation.page_url,
         "page_title": conversation.page_title,
         "waiting_since": conversation.waiting_since.isoformat() if conversation.waiting_since else None,
@@ -282,6 +287,17 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
         "last_message": message_json(last_message) if last_message is not None else None,
         "unread": conversation.unread,
     }
+
+
+def conversation_labelled(frame: dict[str, Any], *, language: str) -> dict[str, Any]:
+    """A conversation frame with its visitor's label in `language`: a frame is built once and
+    broadcast to operators who may read another language than the one it was built in."""
+    visitor = frame.get("visitor") or {}
+    started = parse_datetime(frame["created_at"]) if frame.get("created_at") else None
+    with translation.override(language):
+        label = visitor_label(name=visitor.get("name") or "", started=started,
+                              channel_name=Conversation.channel_name(frame.get("channel") or ""))
+    return {**frame, "visitor": {**visitor, "label": label}}
 
 
 FRAME_TYPES: Final = {Hello: "hello", SendMessage: "message", Rate: "rate", Button: "button", Ping: "ping",

@@ -18,6 +18,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from bots.models import Bot
+from core.labels import visitor_label
 from core.texts import shown
 
 VISITOR_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
@@ -96,7 +97,21 @@ class Conversation(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.visitor_id}"
+        return f"#{self.pk} · {self.visitor_label}"
+
+    @property
+    def visitor_label(self) -> str:
+        """How owners and operators read who this is (core/labels.py): the name the visitor left,
+        else when they started writing and from which messenger; never the machine id."""
+        return visitor_label(name=self.visitor_name, channel_name=self.channel_name(self.channel),
+                             started=self.created_at)
+
+    @classmethod
+    def channel_name(cls, channel: str) -> str:
+        """A messenger as a person reads it («ВКонтакте»); empty for the site's widget (and an unknown code)."""
+        if channel == cls.Channel.WIDGET or channel not in cls.Channel.values:
+            return ""
+        return str(cls.Channel(channel).label)
 
     @property
     def bot_answers(self) -> bool:

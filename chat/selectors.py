@@ -444,7 +444,8 @@ def conversation_facts(*, bot: Bot, updated_before: datetime, updated_after: dat
 
 
 def message_by_id(*, bot_id: int, message_id: int) -> Message | None:
-    return Message.objects.filter(pk=message_id, bot_id=bot_id).first()
+    """The message with its conversation (the review queue names the visitor: one query)."""
+    return Message.objects.select_related("conversation").filter(pk=message_id, bot_id=bot_id).first()
 
 
 # --- for the REST API: one bot's conversations, messages and leads --------------------------------

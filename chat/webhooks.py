@@ -26,6 +26,7 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from bots.models import Bot
@@ -41,6 +42,15 @@ HANDOFF_TAKEN: Final = "handoff.taken"
 CONVERSATION_CLOSED: Final = "conversation.closed"
 LEAD_CREATED: Final = "lead.created"
 EVENTS: Final = (HANDOFF_WAITING, HANDOFF_TAKEN, CONVERSATION_CLOSED, LEAD_CREATED)
+# The events as the admin's log of deliveries shows them (the codes are the webhook's contract).
+EVENT_WORDS: Final[dict[str, Any]] = {
+    HANDOFF_WAITING: _("посетитель ждёт оператора"), HANDOFF_TAKEN: _("оператор взял разговор"),
+    CONVERSATION_CLOSED: _("разговор завершён"), LEAD_CREATED: _("посетитель оставил контакт"),
+}
+
+
+def event_words(event: str) -> str:
+    return str(EVENT_WORDS.get(event, event))
 SIGNATURE_HEADER: Final = "X-Spravka-Signature"
 EVENT_HEADER: Final = "X-Spravka-Event"
 DELIVERY_HEADER: Final = "X-Spravka-Delivery"

@@ -172,6 +172,7 @@ class InboxConsumer(DbThreadsConsumer):
         elif frame.kind == "open":
             transcript = await _db(_open)(self.user, frame.conversation_id, self.bot_ids)
             self.opened.add(frame.conversation_id)
+            transcript["conversation"] = self._labelled(transcript["conversation"])
             await self._send(transcript)
         else:
             await _db(_act)(self.user, frame, self.bot_ids)
@@ -180,7 +181,11 @@ class InboxConsumer(DbThreadsConsumer):
         await self._refresh_membership()
         assert self.bot_ids is not None
         conversations = await _db(_queue)(self.user, self.bot_ids)
-        await self._send({"type": "queue", "conversations": conversations})
+        await self._send({"type": "queue", "conversations": [self._labelled(c) for c in conversations]})
+
+    def _labelled(self, conversation: dict[str, Any]) -> dict[str, Any]:
+        """The visitor named in this operator's language (frames are built in another's)."""
+        return chat_frames.conversation_labelled(conversation, language=self.language)
 
     async def _refresh_membership(self) -> None:
         """Join the feeds of the user's bots now, leave those they no longer belong to."""
@@ -201,7 +206,7 @@ class InboxConsumer(DbThreadsConsumer):
             await self._refresh_membership()
         if event.get("bot_id") not in self.bot_ids:  # left the bot since the event was queued
             return
-        conversation = event["conversation"]
+        conversation = self._labelled(event["conversation"])
         await self._send({"type": "conversation", "conversation": conversation})
         holder = conversation.get("assigned_to") or {}
         if conversation["id"] in self.opened or holder.get("id") == self.user.pk:

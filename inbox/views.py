@@ -33,7 +33,7 @@ LEADS_PAGE = 200
 def _texts() -> dict[str, Any]:
     """What static/assistant/inbox.js says, in the page's language ({name} are filled in by it)."""
     return {
-        "visitor": _("Посетитель #{id}"), "waits": _("ждёт {n} мин"), "waits_now": _("ждёт меньше минуты"),
+        "visitor": _("Посетитель"), "waits": _("ждёт {n} мин"), "waits_now": _("ждёт меньше минуты"),
         "holder": _("Ведёт: {name}"),
         "notify_title": _("Посетитель ждёт оператора — {bot}"), "unanswered": _("Бот не смог ответить на этот вопрос"),
         "source": _("Источник"), "card": _("Товар"), "out_of_stock": _("нет в наличии"),
@@ -66,7 +66,7 @@ class Row:
 def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
     # The links are "<inbox>c/<id>/", the `inbox:conversation` route (one reverse per page, not per row).
     base = reverse("inbox:index")
-    visitor, waits = _("Посетитель #%(id)s"), _("ждёт %(since)s")
+    waits = _("ждёт %(since)s")
     clock = "h:i A" if get_language() == "en" else "H:i"  # as inbox.js's Intl.DateTimeFormat: 09:05 AM / 09:05
     rows = []
     for c in conversations:
@@ -75,7 +75,7 @@ def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
         else:
             when = date_format(timezone.localtime(c.updated_at), clock)
         preview = c.last_message.text if c.last_message else ""  # type: ignore[attr-defined]
-        rows.append(Row(c, f"{base}c/{c.pk}/", c.visitor_name or visitor % {"id": c.pk}, when,
+        rows.append(Row(c, f"{base}c/{c.pk}/", c.visitor_label, when,
                         Truncator(preview).chars(90)))
     return rows
 

@@ -105,7 +105,7 @@ def _waiting_text(conversation: Conversation) -> str:
     language = replies.bot_language(bot)
     with translation.override(language):
         channel = str(conversation.get_channel_display())
-    name = conversation.visitor_name or replies.say(bot, "tg_operator_visitor", id=str(conversation.pk))
+        name = conversation.visitor_label
     text = replies.say(bot, "tg_operator_waiting", name=name, channel=channel)
     question = (Message.objects.filter(conversation=conversation, role=Message.Role.VISITOR)
                 .order_by("-id").values_list("text", flat=True).first())

@@ -143,6 +143,8 @@ def card(item: ReviewItem) -> dict[str, Any]:
         # The same question asked again in the conversation: counted on this item (review.services).
         "repeats_label": gettext("спросили ещё раз: %(n)d") % {"n": item.repeats - 1}
         if item.repeats > 1 else "",
+        # Who asked, as the inbox names them (core/labels.py): their bubbles carry it.
+        "visitor": answer.conversation.visitor_label if answer is not None else "",
         "before": [m.text for m in context.before] if context else [item.question],
         "after": context.after.text if context and context.after else "",
         "question": item.question,

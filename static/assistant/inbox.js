@@ -37,6 +37,7 @@
     notice: document.getElementById("notice"),
     stateBadge: document.getElementById("chat-state"),
     holder: document.getElementById("chat-holder"),
+    visitor: document.getElementById("chat-visitor"),
   };
 
   const state = {
@@ -105,8 +106,10 @@
     return "recent";
   }
 
+  // The server names the visitor (core/labels.py), in this page's language: the name they left,
+  // else when they started writing; never their id.
   function visitorLabel(c) {
-    return (c.visitor && c.visitor.name) || fmt(T.visitor, { id: c.id });
+    return (c.visitor && (c.visitor.label || c.visitor.name)) || T.visitor;
   }
 
   function timeLabel(c) {
@@ -364,6 +367,7 @@
       ui.stateBadge.className = "badge state-" + c.state;
     }
     if (ui.holder) ui.holder.textContent = c.assigned_to ? fmt(T.holder, { name: c.assigned_to.name }) : "";
+    if (ui.visitor) ui.visitor.textContent = visitorLabel(c);  // a contact left names them
     // The visitor's current page, as the widget last reported it.
     const pageLine = document.getElementById("visitor-page-line");
     const pageLink = document.getElementById("visitor-page");

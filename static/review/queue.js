@@ -47,7 +47,7 @@
     $("rq-when").textContent = when;
     const dialog = $("rq-dialog");
     dialog.replaceChildren(
-      ...current.before.map((text) => bubble("visitor", T.visitor, text)),
+      ...current.before.map((text) => bubble("visitor", current.visitor || T.visitor, text)),
       bubble("bot", T.botLabel, current.answer),
       ...(current.after ? [bubble("after", T.after, current.after)] : []),
     );

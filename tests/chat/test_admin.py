@@ -2,6 +2,7 @@
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from chat import services
 
@@ -21,7 +22,11 @@ def test_an_owner_lists_only_their_own_conversations(client, owner, conversation
     client.force_login(owner)
     with django_assert_max_num_queries(12):
         page = client.get(reverse("admin:chat_conversation_changelist")).content.decode()
-    assert "v_mine" in page and "v_theirs" not in page
+    mine, theirs = conversations
+    assert reverse("admin:chat_conversation_change", args=[mine.pk]) in page
+    assert reverse("admin:chat_conversation_change", args=[theirs.pk]) not in page
+    assert mine.visitor_label in page  # «Посетитель, 2 декабря, 12:04»: never the widget's id
+    assert "v_mine" not in page and "v_theirs" not in page
 
 
 def test_a_transcript_is_read_only(client, owner, conversations):
@@ -77,3 +82,23 @@ def test_every_flag_has_a_label():
     from chat.contracts import FLAG_LABELS, FLAG_NAMES
 
     assert set(FLAG_LABELS) == set(FLAG_NAMES)
+
+
+@pytest.mark.parametrize(("lang", "start"), [("ru", "Посетитель, "), ("en", "Visitor, ")])
+def test_conversations_and_contacts_name_the_visitor_never_by_their_id(client, owner, conversations, lang, start):
+    from chat.models import Lead
+
+    mine, _theirs = conversations
+    lead = Lead.objects.create(bot=mine.bot, conversation=mine, visitor_id=mine.visitor_id, name="Мария",
+                               phone="+79161234567", consent_text="Согласен", consent_policy_url="https://x.example/p",
+                               consented_at=mine.created_at)
+    client.force_login(owner)
+    with translation.override(lang):
+        label = mine.visitor_label
+    assert label.startswith(start)
+    pages = [client.get(reverse(name, args=args), HTTP_ACCEPT_LANGUAGE=lang).content.decode() for name, args in (
+        ("admin:chat_conversation_changelist", []), ("admin:chat_conversation_change", [mine.pk]),
+        ("admin:chat_lead_change", [lead.pk]))]
+    for page in pages:
+        assert label in page, page[:200]
+        assert "v_mine" not in page

@@ -4,6 +4,7 @@ socket: real database, real Redis channel layer, real sessions."""
 import json
 
 import pytest
+from django.utils import translation
 
 from chat import services
 from chat.models import Conversation, Message
@@ -205,3 +206,20 @@ async def test_an_operator_message_resent_after_a_lost_ack_is_stored_once(shop, 
     assert (await op.until("error"))["code"] == "too_long"
     await op.send(type="message", conversation_id=conversation_id, client_msg_id="blank", text="   ")
     assert (await op.until("error"))["code"] == "empty"
+
+
+async def test_the_visitor_is_named_in_each_operators_language_never_by_their_id(shop, connect, connect_operator,
+                                                                                operator):
+    russian = await connect_operator(operator)
+    english = await connect_operator(operator, accept_language="en-US,en;q=0.9")
+    await russian.hello()
+    await english.hello()
+    _visitor, conversation_id = await _visitor_waiting(connect, shop, visitor_id="v_5c1f42df")
+    conversation = await in_db(Conversation.objects.get)(pk=conversation_id)
+    for op, lang in ((russian, "ru"), (english, "en")):
+        heard = await op.conversation("waiting_operator")  # the broadcast, labelled per socket
+        with translation.override(lang):
+            label = conversation.visitor_label
+        assert heard["visitor"]["label"] == label
+        assert label.startswith("Посетитель, " if lang == "ru" else "Visitor, ") and "v_5c1f42df" not in label
+        assert (await op.hello())[0]["visitor"]["label"] == label  # the queue on a reconnect too

@@ -76,7 +76,9 @@ def test_each_row_links_its_conversation_and_names_the_visitor_and_the_wait(clie
     page = client.get("/inbox/").content.decode()
     for conversation in (waiting, held):
         assert f'href="{reverse("inbox:conversation", args=[conversation.pk])}" data-id="{conversation.pk}"' in page
-        assert f"Посетитель #{conversation.pk}" in page
+        conversation.refresh_from_db()
+        assert conversation.visitor_label in page  # «Посетитель, 2 декабря, 12:04» (core/labels.py)
+    assert "Посетитель #" not in page and "v_row" not in page and "v_held" not in page
     assert "ждёт 0\xa0минут" in page  # «ждёт» with Django's own «timesince»
     assert "Где мой заказ? Где мой заказ? " in page and "Где мой заказ? " * 7 not in page  # the preview is cut
     assert "Демо-магазин · Анна" in page  # the holder beside the bot
@@ -136,3 +138,41 @@ def test_an_owner_in_the_inbox_has_a_way_back_to_the_dashboard_and_an_operator_h
     client.force_login(operator)
     page = client.get("/inbox/").content.decode()
     assert "Кабинет владельца" not in page and 'href="/"' not in page  # / would bring an operator back here
+
+def _pin_start(conversation, when):
+    """Start the conversation at a known moment (the label names it)."""
+    from chat.models import Conversation
+
+    Conversation.objects.filter(pk=conversation.pk).update(created_at=when)
+    conversation.refresh_from_db()
+    return conversation
+
+
+@pytest.mark.parametrize(("lang", "label", "telegram"), [
+    ("ru", "Посетитель, 2 декабря, 12:04", "Посетитель из Telegram, 2 декабря, 12:05"),
+    ("en", "Visitor, Dec 2, 12:04 PM", "Visitor from Telegram, Dec 2, 12:05 PM"),
+])
+def test_a_visitor_is_named_by_when_they_started_in_the_list_and_the_transcript(client, shop, operator, lang, label,
+                                                                              telegram):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from django.utils import timezone
+
+    year = timezone.localtime().year
+    widget = _pin_start(_waiting(shop, "v_5c1f42df9a"), datetime(year, 12, 2, 12, 4, tzinfo=ZoneInfo("Europe/Moscow")))
+    messenger = services.conversation_open(bot=shop, visitor_id="tg:777001", channel="telegram")
+    _pin_start(messenger, datetime(year, 12, 2, 12, 5, tzinfo=ZoneInfo("Europe/Moscow")))
+    named = _waiting(shop, "v_named")
+    named.visitor_name = "Мария"
+    named.save(update_fields=["visitor_name"])
+    client.force_login(operator)
+    listing = client.get("/inbox/", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    assert label in listing and "Мария" in listing
+    page = client.get(f"/inbox/c/{widget.pk}/", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    assert f'<h1 id="chat-visitor">{label}</h1>' in page
+    assert f'<h1 id="chat-visitor">{telegram}</h1>' in client.get(
+        f"/inbox/c/{messenger.pk}/", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    for shown in (listing, page):
+        assert "v_5c1f42df9a" not in shown and "tg:777001" not in shown
+        assert "Посетитель #" not in shown and "Visitor #" not in shown

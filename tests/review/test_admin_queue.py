@@ -135,3 +135,20 @@ def test_the_public_answer_page_escapes_and_hides_undone_answers(client, shop, k
 
     correction_undo(correction=correction)
     assert client.get(path).status_code == 404
+
+
+@pytest.mark.parametrize(("lang", "start"), [("ru", "Посетитель, "), ("en", "Visitor, ")])
+def test_the_queue_names_who_asked_as_the_inbox_does(client, owner, items, lang, start):
+    from chat.models import Conversation
+
+    client.force_login(owner)
+    response = client.get(reverse("admin:review_reviewitem_changelist"), HTTP_ACCEPT_LANGUAGE=lang)
+    current = response.context["state"]["current"]
+    conversation = Conversation.objects.get(messages__pk=items[0].message_id)
+    assert current["visitor"] == conversation.visitor_label and current["visitor"].startswith(start)
+    assert "v0" not in current["visitor"]
+    named = Conversation.objects.get(messages__pk=items[1].message_id)
+    named.visitor_name = "Мария"
+    named.save(update_fields=["visitor_name"])
+    state = client.get(reverse("admin:review_reviewitem_changelist"), HTTP_ACCEPT_LANGUAGE=lang).context["state"]
+    assert state["next"]["visitor"] == "Мария"
