@@ -9,5 +9,7 @@ class FeedbackConfig(AppConfig):
 
     def ready(self) -> None:
         from feedback import receivers
+        from llm.labels import route_words_add
 
         receivers.connect()
+        route_words_add("gaps", _("Объединение похожих вопросов в «Пробелах»"))

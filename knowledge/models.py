@@ -56,7 +56,7 @@ class CrawlRun(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", _("в очереди")
         RUNNING = "running", _("идёт")
-        EMBEDDING = "embedding", _("векторизация")
+        EMBEDDING = "embedding", _("готовит поиск по смыслу")
         DONE = "done", _("готово")
         FAILED = "failed", _("ошибка")
 

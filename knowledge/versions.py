@@ -53,7 +53,7 @@ REASON_CODES: Final[dict[str, str]] = {
 CORRECTION_ORIGINS: Final[dict[str, str]] = {
     "review": gettext_noop("очередь проверки"),
     "gap": gettext_noop("пробелы в знаниях"),
-    "command": gettext_noop("команда correct"),
+    "command": gettext_noop("из командной строки"),
     "operator": gettext_noop("ответ оператора"),
 }
 NO_REASON: Final = "—"

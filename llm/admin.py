@@ -10,8 +10,11 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Model
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
+from bots.admin_filters import worded_filter
 from bots.admin_scoping import SUPERUSERS_ONLY, BotScopedAdmin
+from llm.labels import provider_words, route_words
 from llm.models import BotLLMSettings, RunEvent, Usage
 
 
@@ -19,6 +22,10 @@ class ReadOnlyBotScoped(BotScopedAdmin):
     """Billing lines and journal rows are evidence: nobody adds, edits or deletes them here."""
 
     list_select_related = ["bot"]
+
+    @admin.display(description=_("маршрут"), ordering="route")
+    def route_shown(self, obj: Usage | RunEvent) -> str:
+        return route_words(obj.route)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -33,19 +40,25 @@ class ReadOnlyBotScoped(BotScopedAdmin):
 @admin.register(Usage)
 class UsageAdmin(ReadOnlyBotScoped):
     bot_roles = SUPERUSERS_ONLY  # the owner's «Расходы» page shows their costs
+    # Routes and providers are codes: shown and filtered by their words. The step inside a route
+    # (`purpose`, e.g. «answer.facts») is a developer's detail: on the row's own page only.
     list_display = [
-        "created_at", "bot", "route", "purpose", "provider", "model",
+        "created_at", "bot", "route_shown", "provider_shown", "model",
         "input_tokens", "output_tokens", "cache_read_tokens", "latency_ms", "cost_usd",
     ]
-    list_filter = ["route", "purpose", "provider", "model"]
+    list_filter = [worded_filter("route", route_words), worded_filter("provider", provider_words), "model"]
     date_hierarchy = "created_at"
+
+    @admin.display(description=_("поставщик"), ordering="provider")
+    def provider_shown(self, obj: Usage) -> str:
+        return provider_words(obj.provider)
 
 
 @admin.register(RunEvent)
 class RunEventAdmin(ReadOnlyBotScoped):
     bot_roles = SUPERUSERS_ONLY  # the journal of model calls, for whoever runs the installation
-    list_display = ["created_at", "bot", "kind", "route", "purpose", "ok", "conversation_id"]
-    list_filter = ["kind", "ok", "route"]
+    list_display = ["created_at", "bot", "kind", "route_shown", "ok", "conversation_id"]
+    list_filter = ["kind", "ok", worded_filter("route", route_words)]
     search_fields = ["=conversation_id"]
     date_hierarchy = "created_at"
 

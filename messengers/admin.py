@@ -11,9 +11,22 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from bots.admin_filters import worded_filter
 from bots.admin_scoping import SUPERUSERS_ONLY, BotScopedAdmin
 from messengers import delivery
 from messengers.models import Connection, Delivery
+
+# The messenger API methods a delivery calls (messengers/telegram.py, vk.py), as a person reads them.
+METHOD_WORDS = {
+    "sendMessage": _("сообщение"), "messages.send": _("сообщение"),
+    "sendChatAction": _("«печатает…»"), "messages.setActivity": _("«печатает…»"),
+    "answerCallbackQuery": _("ответ на нажатие кнопки"),
+    "messages.sendMessageEventAnswer": _("ответ на нажатие кнопки"),
+}
+
+
+def method_words(method: str) -> str:
+    return str(METHOD_WORDS.get(method, method))
 
 
 class ReadOnly(BotScopedAdmin):
@@ -45,12 +58,17 @@ class ConnectionAdmin(ReadOnly):
 class DeliveryAdmin(ReadOnly):
     bot_roles = SUPERUSERS_ONLY  # the owner's «Мессенджеры» page shows the last delivery error
     bot_field = "connection__bot"
-    list_display = ["created_at", "connection", "chat", "method", "status", "attempts", "response_status", "error"]
-    list_filter = ["status", "method"]
+    list_display = ["created_at", "connection", "chat", "method_shown", "status", "attempts", "response_status",
+                    "error"]
+    list_filter = ["status", worded_filter("method", method_words)]
     list_select_related = ["connection__bot", "chat"]
-    fields = readonly_fields = ("connection", "chat", "message_id", "key", "method", "params", "status", "attempts",
-                                "response_status", "error", "created_at", "delivered_at")
+    fields = readonly_fields = ("connection", "chat", "message_id", "key", "method_shown", "params", "status",
+                                "attempts", "response_status", "error", "created_at", "delivered_at")
     actions = ["send_again"]
+
+    @admin.display(description=_("вызов"), ordering="method")
+    def method_shown(self, obj: Delivery) -> str:
+        return method_words(obj.method)
 
     @admin.action(description=_("Отправить ещё раз"))
     def send_again(self, request: HttpRequest, queryset: QuerySet[Delivery]) -> None:

@@ -99,7 +99,7 @@ class Correction(models.Model):
     class Origin(models.TextChoices):
         REVIEW = "review", _("очередь проверки")
         GAP = "gap", _("пробелы в знаниях")
-        COMMAND = "command", _("команда correct")
+        COMMAND = "command", _("из командной строки")
         OPERATOR = "operator", _("ответ оператора")
 
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="corrections", verbose_name=_("бот"))

@@ -18,7 +18,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from bots.admin_filters import worded_filter
 from bots.admin_scoping import BotScopedAdmin
+from llm.labels import route_words
 from llm.selectors import run_events, run_usage
 from routes import approval
 from routes.journal import journal_row, reason_text
@@ -54,8 +56,9 @@ class ReviewReplySettingsAdmin(BotScopedAdmin):
 
 @admin.register(RouteRun)
 class RouteRunAdmin(ReadOnly):
-    list_display = ["started_at", "bot", "route", "review_author", "status", "manual", "score", "repairs", "timeline"]
-    list_filter = ["bot", "route", "status", "manual"]
+    list_display = ["started_at", "bot", "route_shown", "review_author", "status", "manual", "score", "repairs",
+                    "timeline"]
+    list_filter = ["bot", worded_filter("route", route_words), "status", "manual"]
     list_select_related = ["bot", "review"]
     change_list_template = "admin/routes/routerun/change_list.html"
     exclude = ["publish_error"]
@@ -64,6 +67,10 @@ class RouteRunAdmin(ReadOnly):
     @admin.display(description=gettext_lazy("ошибка публикации"))
     def shown_publish_error(self, run: RouteRun) -> str:
         return run.publish_error_shown
+
+    @admin.display(description=gettext_lazy("маршрут"), ordering="route")
+    def route_shown(self, run: RouteRun) -> str:
+        return route_words(run.route)
 
     @admin.display(description=gettext_lazy("отзыв"))
     def review_author(self, run: RouteRun) -> str:
@@ -145,6 +152,7 @@ class RouteRunAdmin(ReadOnly):
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta,
             "title": _("Прогон %(n)s: ход") % {"n": run.pk}, "run": run, "rows": rows, "usage": usage,
+            "route_words": route_words(run.route),
             "total_cost": sum((line.cost_usd for line in usage), start=0),
             "total_ms": sum(line.latency_ms for line in usage),
         }

@@ -13,4 +13,9 @@ class RoutesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from llm.labels import route_words_add
         from routes import checks  # noqa: F401  (registers the declarations' system check)
+        from routes.declarations import ROUTES
+
+        for route in ROUTES.values():  # usage lines and the journal name them by their titles
+            route_words_add(route.name, _(route.title))

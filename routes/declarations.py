@@ -22,6 +22,7 @@ from typing import Final, Literal
 
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 ModelClass = Literal["fast", "strong"]
 
@@ -184,12 +185,12 @@ def route_validate(route: Route) -> Route:
 # The chat answer (answers/pipeline.py): a person waits, so no judge; form repair and the
 # truth rules are its checks, an operator is its handoff point.
 CHAT_ANSWER: Final = Route(
-    name="chat", title="Ответ в чате", fast=True, handoff="operator",
+    name="chat", title=gettext_noop("Ответ в чате"), fast=True, handoff="operator",
     steps=(Step("answer", filters=("facts", "links"), budget=Budget(repairs=0, seconds=8.0)),),
 )
 
 REVIEW_REPLY: Final = Route(
-    name="review_reply", title="Ответ на отзыв покупателя", fast=False, handoff="review_handoff",
+    name="review_reply", title=gettext_noop("Ответ на отзыв покупателя"), fast=False, handoff="review_handoff",
     approval=Approval("review_approval", auto_rule="owner_rule"), writes_out=True,
     steps=(
         Step(

@@ -64,19 +64,23 @@ def test_the_usage_page_is_a_superusers(client, owner, root, lines):
     client.force_login(root)
     page = client.get("/admin/llm/usage/")
     assert page.status_code == 200
-    assert "answer-mine" in page.text and "answer-theirs" in page.text
+    for line in lines:
+        assert f"/admin/llm/usage/{line.pk}/change/" in page.text
+    assert "Ответ в чате" in page.text and '<td class="field-route_shown">chat<' not in page.text  # never «chat»
 
 
 def test_the_journal_page_is_a_superusers(client, owner, root, bot, other_bot):
     run_event_record(bot_id=bot.pk, kind="form_repair", ok=True, purpose="mine-purpose")
     run_event_record(bot_id=other_bot.pk, kind="llm_call", ok=True, purpose="their-purpose")
+    mine, theirs = RunEvent.objects.get(bot=bot), RunEvent.objects.get(bot=other_bot)
     client.force_login(owner)
     assert client.get("/admin/llm/runevent/").status_code == 403
 
     client.force_login(root)
     page = client.get("/admin/llm/runevent/")
     assert page.status_code == 200
-    assert "mine-purpose" in page.text and "their-purpose" in page.text
+    assert f"/admin/llm/runevent/{mine.pk}/change/" in page.text
+    assert f"/admin/llm/runevent/{theirs.pk}/change/" in page.text
 
 
 def test_an_unknown_journal_kind_is_refused(bot):

@@ -23,6 +23,7 @@ from bots.models import Bot
 from bots.pages import owner_bot, owner_context
 from core.dates import month_in_sentence
 from llm import budget
+from llm.labels import route_words
 from llm.selectors import usage_by_day
 
 PERIODS: Final = (7, 30, 90)
@@ -31,7 +32,9 @@ PERIODS: Final = (7, 30, 90)
 class BudgetForm(forms.Form):
     budget = forms.DecimalField(
         label=gettext_lazy("Бюджет на месяц, $"), required=False, min_value=Decimal(0), max_digits=10,
-        decimal_places=2, help_text=gettext_lazy("Пусто — без ограничения. Ноль — модель не спрашивается совсем."),
+        decimal_places=2, help_text=gettext_lazy(
+            "Когда расходы месяца дойдут до бюджета, бот до конца месяца отвечает без модели — выдержками из "
+            "знаний со ссылками. Пусто — без ограничения. Ноль — модель не спрашивается совсем."),
         localize=True,
     )
 
@@ -68,7 +71,8 @@ def _usage(bot: Bot, days: int) -> dict[str, Any]:
     today = timezone.now().astimezone(zone).date()
     first = today - dt.timedelta(days=days - 1)
     since = dt.datetime.combine(first, dt.time.min, tzinfo=zone)
-    rows = usage_by_day(bot_id=bot.pk, since=since, tzinfo=zone)
+    lines = usage_by_day(bot_id=bot.pk, since=since, tzinfo=zone)
+    rows = [{**row, "route": route_words(row["route"])} for row in lines]  # «chat» reads «Ответ в чате»
     labels = [first + dt.timedelta(days=n) for n in range(days)]
     by_route: dict[str, dict[dt.date, float]] = defaultdict(dict)
     models: dict[str, dict[str, Any]] = {}

@@ -41,11 +41,13 @@ def test_the_page_sums_per_day_route_and_model(owner_client, bot, other_bot):
     chart = chart_of(page)
     assert len(chart["labels"]) == 30
     routes = {d["label"]: d["data"] for d in chart["datasets"]}
-    assert set(routes) == {"chat", "review_reply"}
-    assert routes["chat"][-1] == pytest.approx(0.03) and routes["review_reply"][-2] == pytest.approx(0.5)
+    chat, reviews = "Ответ в чате", "Ответ на отзыв покупателя"  # the routes by their words, never their codes
+    assert set(routes) == {chat, reviews}
+    assert routes[chat][-1] == pytest.approx(0.03) and routes[reviews][-2] == pytest.approx(0.5)
     rows = response.context["rows"]
     assert [(r["route"], r["model"], r["calls"]) for r in rows] == [
-        ("chat", "claude-haiku-4-5", 2), ("review_reply", "claude-sonnet-4-6", 1)]
+        (chat, "claude-haiku-4-5", 2), (reviews, "claude-sonnet-4-6", 1)]
+    assert ">review_reply<" not in page
     assert response.context["period_cost"] == Decimal("0.53")
     assert "7.0000" not in page
     assert "chart.umd.min.js" in page
@@ -114,3 +116,14 @@ def test_numbers_and_dates_are_written_the_way_the_pages_language_writes_them(ow
     assert f"<td>{tokens}</td>" in page  # the model's input tokens: 2 lines of 1000
     assert re.search(heading, page), page[page.index("budget-title"):][:200]
     assert all(re.fullmatch(day, label) for label in chart_of(page)["labels"]), chart_of(page)["labels"][:3]
+
+
+@pytest.mark.parametrize(("lang", "words"), [
+    ("ru", ("Токены — кусочки слов", "бот до конца месяца отвечает без модели")),
+    ("en", ("Tokens are pieces of words", "the bot answers without the model until the month ends")),
+])
+def test_tokens_and_the_budget_are_explained(owner_client, bot, lang, words):
+    line(bot, cost="0.01")
+    page = owner_client.get("/b/demo/usage/", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    for text in words:
+        assert text in page, text
