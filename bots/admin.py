@@ -65,7 +65,7 @@ class BotAdmin(BotScopedAdmin):
     form = BotForm
     # The admin makes its form fields itself: an address typed without a scheme reads as https://.
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
-    list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_threshold"]
+    list_display = ["name", "slug", "site_url", "language", "handoff_enabled", "match_shown"]
     search_fields = ["name", "slug", "site_url"]
     readonly_fields = ["public_key", "embed_snippet", "webhook_secret", "created_at", "members_link"]
     inlines = [OpeningHoursInline, HolidayInline, MembershipInline]
@@ -73,7 +73,11 @@ class BotAdmin(BotScopedAdmin):
         (None, {"fields": ["name", "slug", "site_url", "language", "answers_in_visitor_language", "timezone",
                            "members_link"]}),
         (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
-        (_("Поиск"), {"fields": ["match_threshold", "confidence_threshold", "fix_bonus"]}),
+        (_("Когда бот отвечает"), {
+            "fields": ["match_threshold", "confidence_threshold", "fix_bonus"],
+            "description": _("Оценка записи — от 0 до 1: насколько она подходит к вопросу посетителя. Проверить, "
+                             "какие оценки получают вопросы, можно на странице «Проверка» в кабинете."),
+        }),
         (_("Операторы"), {"fields": [
             "operator_alert_minutes", "lead_offer_minutes", "privacy_policy_url", "retention_days",
         ]}),
@@ -83,6 +87,10 @@ class BotAdmin(BotScopedAdmin):
         (_("Уведомления (webhook)"), {"fields": ["webhook_url", "webhook_secret"]}),
         (_("Проверка ответов"), {"fields": ["review_by_operators"]}),
     ]
+
+    @admin.display(description=_("порог совпадения"), ordering="match_threshold")
+    def match_shown(self, obj: Bot) -> float:
+        return obj.match_threshold
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = admin.ModelAdmin.get_queryset(self, request)

@@ -71,11 +71,27 @@ class Bot(WebAddressFields):
         _("операторы проверяют ответы"), default=False,
         help_text=_("Операторы бота тоже видят очередь проверки ответов и пробелы в знаниях."),
     )
-    match_threshold = models.FloatField(_("порог совпадения"), default=DEFAULT_MATCH, validators=_unit)
-    confidence_threshold = models.FloatField(
-        _("порог уверенности"), default=DEFAULT_CONFIDENCE, validators=_unit
+    # The three numbers of the search (knowledge/search.py), named and explained as an owner reads
+    # them: the admin's form, the experiments and testing pages take both texts from here.
+    match_threshold = models.FloatField(
+        _("насколько уверенным должен быть бот, чтобы ответить (порог совпадения)"), default=DEFAULT_MATCH,
+        validators=_unit,
+        help_text=_("Число от 0 до 1. Бот отвечает, только если нашёл в знаниях запись, подходящую к вопросу не "
+                    "меньше этого; иначе говорит «нет точного ответа» и предлагает оператора. Больше — отвечает "
+                    "реже, но точнее; меньше — чаще, но может ответить не на тот вопрос."),
     )
-    fix_bonus = models.FloatField(_("перевес поправки"), default=DEFAULT_FIX_BONUS, validators=_unit)
+    confidence_threshold = models.FloatField(
+        _("ниже какой уверенности ответ идёт на проверку (порог уверенности)"), default=DEFAULT_CONFIDENCE,
+        validators=_unit,
+        help_text=_("Число от 0 до 1. Посетитель получает и такой ответ, но он попадает в «Очередь проверки», "
+                    "где вы подтверждаете или исправляете его. Больше — на проверку уходит больше ответов."),
+    )
+    fix_bonus = models.FloatField(
+        _("насколько ваши исправления важнее страниц сайта (перевес поправки)"), default=DEFAULT_FIX_BONUS,
+        validators=_unit,
+        help_text=_("Прибавка к оценке вашего исправления, когда спрашивают тот же вопрос или его перефразировку: "
+                    "так исправление побеждает страницу, на которой бот ошибся. 0 — без прибавки."),
+    )
     # --- operators: alerts, leads, webhooks, escalation (assistant/behavior, assistant/inbox) ---
     operator_alert_minutes = models.PositiveSmallIntegerField(
         _("напомнить операторам через, мин"), default=2, validators=_minutes,

@@ -23,6 +23,7 @@ class Slider:
     low: object  # what level 1 means, for the page
     high: object  # what level 5 means
     fragments: dict[str, dict[int, str]]  # language -> level -> the prompt's line ("" for none)
+    hint: object = ""  # what the slider changes in the answers, in one line, for the page
 
 
 SLIDERS: Final[tuple[Slider, ...]] = (
@@ -44,6 +45,7 @@ SLIDERS: Final[tuple[Slider, ...]] = (
                 5: "Keep a strictly formal tone: polite formulas, no jokes or exclamation marks.",
             },
         },
+        hint=_("Как бот обращается к посетителю: по-дружески, как знакомый, или официально, как в письме."),
     ),
     Slider(
         "empathy", _("Эмпатия"), _("только суть"), _("очень участливо"),
@@ -63,6 +65,7 @@ SLIDERS: Final[tuple[Slider, ...]] = (
                 5: "Be very caring: thank them for the question, acknowledge their feelings, offer further help.",
             },
         },
+        hint=_("Сколько сочувствия бот добавляет к ответу, когда у посетителя что-то не так."),
     ),
     Slider(
         "brevity", _("Краткость"), _("подробно"), _("одной фразой"),
@@ -82,9 +85,10 @@ SLIDERS: Final[tuple[Slider, ...]] = (
                 5: "Answer as briefly as possible: one sentence, only the main point.",
             },
         },
+        hint=_("Длина ответа: от подробного объяснения в несколько предложений до одной фразы."),
     ),
     Slider(
-        "assertiveness", _("Ассертивность"), _("мягко"), _("настойчиво"),
+        "assertiveness", _("Настойчивость"), _("мягко"), _("настойчиво"),
         {
             "ru": {
                 1: "Говорите мягко и осторожно, оставляйте выбор посетителю, ничего не навязывайте.",
@@ -101,6 +105,7 @@ SLIDERS: Final[tuple[Slider, ...]] = (
                 5: "Speak confidently and firmly: give clear recommendations and always name the next step.",
             },
         },
+        hint=_("Насколько прямо бот советует: от «решать вам» до «сделайте так» со следующим шагом."),
     ),
 )
 BY_KEY: Final = {slider.key: slider for slider in SLIDERS}

@@ -8,9 +8,11 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.text import capfirst
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -42,7 +44,7 @@ def _slider_rows(levels: dict[str, int], errors: dict[str, list[str]], prefix: s
     language = _page_language()
     return [
         {
-            "key": s.key, "name": f"{prefix}_{s.key}", "label": s.label, "low": s.low, "high": s.high,
+            "key": s.key, "name": f"{prefix}_{s.key}", "label": s.label, "low": s.low, "high": s.high, "hint": s.hint,
             "value": levels.get(s.key, sliders.NEUTRAL),
             "meanings_json": json.dumps([sliders.meaning(s.key, level, language) for level in sliders.LEVELS],
                                         ensure_ascii=False),
@@ -162,20 +164,38 @@ def _experiments_page(request: HttpRequest, bot: Bot, *, data: dict[str, Any] | 
     all_experiments = experiments.experiments_of(bot=bot)
     running = next((e for e in all_experiments if e.running), None)
     shown = shown or running
-    data = data or {"name": "", "kind": Experiment.Kind.VOICE, "share": "50", "metric": Experiment.Metric.ANSWERED,
+    model = preview.model_configured(bot)
+    # Without a model only thresholds change answers: the form starts there and says so of the rest.
+    data = data or {"name": "", "kind": Experiment.Kind.VOICE if model else Experiment.Kind.THRESHOLD, "share": "50",
+                    "metric": Experiment.Metric.ANSWERED,
                     "variant": {"sliders": dict(effective.base_of(bot.voice).sliders),
                                 "conditions": effective.base_of(bot.voice).conditions,
                                 "match_threshold": "", "confidence_threshold": ""}}
     variant_levels = {k: int(v) if str(v).isdigit() else v for k, v in data["variant"]["sliders"].items()}
+    kinds = [(value, label if model or value == Experiment.Kind.THRESHOLD else _("%(kind)s — нужна модель")
+              % {"kind": label}) for value, label in Experiment.Kind.choices]
     context = {
         **owner_context(request, bot, section="experiments", title=_("Эксперименты")),
         "experiments": all_experiments, "running": running, "shown": _experiment_view(bot, shown) if shown else None,
-        "data": data, "errors": errors, "kinds": Experiment.Kind.choices, "metrics": Experiment.Metric.choices,
+        "data": data, "errors": errors, "kinds": kinds, "metrics": Experiment.Metric.choices,
         "variant_sliders": _slider_rows(variant_levels, {k[len("variant."):]: v for k, v in errors.items()
                                                           if k.startswith("variant.")}, prefix="variant"),
         "rule": {"per_arm": experiments.MIN_PER_ARM, "events": experiments.MIN_EVENTS, "alpha": experiments.ALPHA},
+        "thresholds": _threshold_rows(bot, data["variant"]), "model": model,
     }
     return render(request, "tuning/experiments.html", context, status=status)
+
+
+def _threshold_rows(bot: Bot, variant: dict[str, Any]) -> list[dict[str, Any]]:
+    """The two thresholds a variant may change, named and explained as in the bot's settings
+    (bots/models.py), with the bot's own value beside the field."""
+    rows = []
+    for name in ("match_threshold", "confidence_threshold"):
+        field = Bot._meta.get_field(name)
+        assert isinstance(field, models.FloatField)
+        rows.append({"name": name, "label": capfirst(field.verbose_name), "help": field.help_text,
+                     "current": getattr(bot, name), "value": variant.get(name, "")})
+    return rows
 
 
 @login_required(login_url=LOGIN_URL)

@@ -18,6 +18,12 @@
         scales: { y: { beginAtZero: true, max: 100, ticks: { callback: (v) => percent.format(v) + " %" } } } },
     });
   }
+  // Variant B's sliders show their level as they move, as on the voice page.
+  document.querySelectorAll(".variant-slider").forEach((box) => {
+    const input = box.querySelector("input[type=range]");
+    const level = box.querySelector(".level");
+    if (input && level) input.addEventListener("input", () => { level.textContent = input.value; });
+  });
   const kind = document.getElementById("kind");
   if (kind) {
     const show = () => document.querySelectorAll(".variant-part").forEach((part) => {

@@ -98,3 +98,17 @@ def test_another_owner_gets_404(other_client, shop, knowledge):
 def test_signed_out_goes_to_login(client, shop):
     response = client.get("/b/demo/testing/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.parametrize(("lang", "words"), [
+    ("ru", ("Отвечает бот только записями с оценкой не ниже порога совпадения (0,485)",
+            "насколько уверенным должен быть бот, чтобы ответить", "ниже порога")),
+    ("en", ("The bot answers only with entries scoring at least the match threshold (0.485)",
+            "how sure the bot must be to answer", "below threshold")),
+])
+def test_the_threshold_is_explained_in_the_owners_words(owner_client, shop, knowledge, lang, words):
+    page = owner_client.post("/b/demo/testing/", {"question": UNKNOWN_QUESTION},
+                             HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    for text in words:
+        assert text in page, text
+    assert "подсказк" not in page and "prompt" not in page
