@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 from typing import Final
 
 from celery import shared_task
@@ -28,6 +29,7 @@ from django.utils.translation import gettext_noop
 
 from answers import pipeline
 from core.texts import Text, shown, stored, stored_pair
+from owner.insights.expectations import Check, expectation_check
 from owner.insights.models import BatchResult, BatchRun, QuestionSet, SetQuestion
 from owner.insights.testing import comparable, reply_route
 
@@ -106,19 +108,12 @@ def _ask(run: BatchRun, case: SetQuestion) -> None:
         "question": case.question, "answer": reply.text, "cited_url": link.get("url", "")[:2000],
         "cited_title": link.get("title", "")[:1000], "route": reply_route(reply), "score": reply.confidence,
         "expected_url": case.expected_url, "expected_phrase": case.expected_phrase,
-        "passed": _passed(case, reply.text, link.get("url", "")),
+        "passed": expectation_check(answer=reply.text, route=reply_route(reply), cited_url=link.get("url", ""),
+                                    expected_url=case.expected_url, expected_phrase=case.expected_phrase).passed,
     })
     # Counted, not incremented: a redelivered task answering beside the first one counts each question once.
     BatchRun.objects.filter(pk=run.pk).update(done=BatchResult.objects.filter(run_id=run.pk).count())
 
-
-def _passed(case: SetQuestion, answer: str, url: str) -> bool | None:
-    """None when the question expects nothing; else whether the answer shows all it expects."""
-    if not case.expected_url and not case.expected_phrase:
-        return None
-    url_ok = not case.expected_url or url.rstrip("/") == case.expected_url.rstrip("/")
-    phrase_ok = not case.expected_phrase or comparable(case.expected_phrase) in comparable(answer)
-    return url_ok and phrase_ok
 
 
 # --- the diff against the previous run ----------------------------------------------------------------
@@ -131,6 +126,12 @@ class Row:
     result: BatchResult
     previous: BatchResult | None
     change: str  # NEW | SAME | UNANSWERED (newly) | ANSWERED (newly) | SOURCE (changed) | TEXT (changed)
+
+    @cached_property
+    def expectation(self) -> Check:
+        """As expected or not, and why not: judged again from the row (a row judged by an older
+        rule reads the same as a new one)."""
+        return self.result.expectation
 
 
 def previous_run(run: BatchRun) -> BatchRun | None:

@@ -38,8 +38,8 @@ from answers import pipeline
 from bots.models import Bot
 from knowledge.evaluation import load_cases, url_path
 from knowledge.selectors import answer_wordings
+from owner.insights.expectations import phrase_found
 from owner.insights.models import SetQuestion
-from owner.insights.testing import comparable
 
 SHIPPED: Final = Path(__file__).resolve().parent / "data"
 WORDINGS_MAX: Final = 200  # owner answers' wordings asked (the newest): enough to see a threshold refuse them
@@ -198,7 +198,7 @@ def judged(case: Case, reply: pipeline.Reply) -> Outcome:
         return Outcome(case, True, reply.source_entry_id == case.expected_entry_id)
     url = reply.links[0]["url"] if reply.links else ""
     url_ok = not case.expected_urls or url_path(url) in {url_path(u) for u in case.expected_urls}
-    phrase_ok = not case.expected_phrase or comparable(case.expected_phrase) in comparable(reply.text)
+    phrase_ok = not case.expected_phrase or phrase_found(case.expected_phrase, reply.text)
     return Outcome(case, True, url_ok and phrase_ok)
 
 

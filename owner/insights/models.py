@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from bots.models import Bot
 from core.texts import shown
+from owner.insights.expectations import Check, expectation_check
 
 
 class QuestionSet(models.Model):
@@ -126,3 +127,10 @@ class BatchResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}/{self.position}: {self.route}"
+
+    @property
+    def expectation(self) -> Check:
+        """Whether the answer is as the set expected and, if not, why (in the reader's language)."""
+        return expectation_check(answer=self.answer, route=self.route, cited_url=self.cited_url,
+                                 cited_title=self.cited_title, expected_url=self.expected_url,
+                                 expected_phrase=self.expected_phrase)

@@ -118,10 +118,10 @@ def _render_run(request: HttpRequest, bot: Bot, question_set: QuestionSet, run: 
         previous, rows = batch.batch_run_diff(run)
     counts = {change: sum(row.change == change for row in rows) for change in
               (batch.UNANSWERED, batch.ANSWERED, batch.SOURCE, batch.TEXT, batch.SAME, batch.NEW)}
-    checked = [row for row in rows if row.result.passed is not None]
+    checked = [row for row in rows if row.expectation.passed is not None]
     context |= {
         "question_set": question_set, "run": run, "previous": previous, "rows": rows, "counts": counts,
-        "passed": sum(bool(row.result.passed) for row in checked), "checked": len(checked),
+        "passed": sum(bool(row.expectation.passed) for row in checked), "checked": len(checked),
         "live": run is not None and run.status in batch.LIVE,
         "runs": question_set.runs.order_by("-created_at", "-pk")[:20],
         "questions": question_set.cases.count(), "rerun_pending": batch.rerun_pending(bot_id=bot.pk),
