@@ -69,7 +69,9 @@ def test_each_slider_says_what_it_changes_and_that_it_needs_a_model(owner_client
 def test_without_a_model_the_experiments_page_names_what_works_and_starts_with_thresholds(owner_client, bot, lang):
     words = WORDS[lang]
     page = owner_client.get(experiments_url(bot), HTTP_ACCEPT_LANGUAGE=lang).content.decode()
-    for text in [*words["thresholds"], *words["no_model"], words["first_without"]]:
+    first = words["first_without"]
+    assert isinstance(first, str)
+    for text in [*words["thresholds"], *words["no_model"], first]:
         assert escape(text) in page or text in page, text  # a translated template text is not escaped
     assert words["first_with"] not in page
     assert '<option value="threshold" selected>' in page  # the form opens on what can change answers
