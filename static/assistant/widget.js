@@ -956,11 +956,21 @@ a.card:hover{border-color:var(--accent)}
     ui.input.focus(); // the pressed button is now disabled and would drop focus to <body>
   }
 
-  // Pressing the thumb that is already down takes the rating back (0).
+  // Pressing the thumb that is already down takes the rating back (0). The last rating sent for a
+  // message wins: the server's `rated` for an earlier click, arriving after a later one, is stale.
+  const ratingSent = new Map();
   function rate(id, value, node) {
     const next = node.getAttribute("aria-pressed") === "true" ? 0 : value;
     if (!send({ type: "rate", message_id: id, rating: next })) return showNotice(T.offline);
+    ratingSent.set(Number(id), next);
     markRating(id, next);
+  }
+
+  function rated(id, value) {
+    const sent = ratingSent.get(Number(id));
+    if (sent !== undefined && sent !== value) return; // an earlier click's answer: a later one is on its way
+    ratingSent.delete(Number(id));
+    markRating(id, value);
   }
 
   function markRating(id, value) {
@@ -1120,7 +1130,7 @@ a.card:hover{border-color:var(--accent)}
       scrollDown();
     },
     rated(f) {
-      if (f.message_id != null) markRating(f.message_id, Number(f.rating) || 0);
+      if (f.message_id != null) rated(f.message_id, Number(f.rating) || 0);
     },
     state(f) {
       setConversation(f.state);
