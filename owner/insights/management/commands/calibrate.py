@@ -82,7 +82,9 @@ def _share(value: float, count: int) -> str:
 
 
 def render(result: Calibration, *, applied: bool) -> str:
-    head = f"{_('вопросы'):<60} {_('порог'):>6} {_('всего'):>7} {_('верно'):>10} {_('отказ'):>8} {_('ложные'):>8}"
+    # The column names outside the f-string, where makemessages finds them.
+    names = (_("вопросы"), _("порог"), _("всего"), _("верно"), _("отказ"), _("ложные"))
+    head = f"{names[0]:<60} {names[1]:>6} {names[2]:>7} {names[3]:>10} {names[4]:>8} {names[5]:>8}"
     lines = [_("Порог совпадения: был %(before).3f, выбран %(chosen).3f") % {
         "before": result.before, "chosen": result.chosen}, "", head]
     for name, (before, after) in result.groups.items():
