@@ -79,7 +79,8 @@ class BotAdmin(BotScopedAdmin):
                              "какие оценки получают вопросы, можно на странице «Проверка» в кабинете."),
         }),
         (_("Операторы"), {"fields": [
-            "operator_alert_minutes", "lead_offer_minutes", "privacy_policy_url", "retention_days",
+            "operator_alert_minutes", "operator_sla_minutes", "lead_offer_minutes", "privacy_policy_url",
+            "retention_days", "csat_after_bot",
         ]}),
         (_("Когда бот сам предлагает оператора"), {"fields": [
             "escalate_on_thumbs_down", "escalate_on_complaint", "escalate_on_rephrase", "escalate_on_no_answers",

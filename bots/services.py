@@ -234,3 +234,15 @@ def bot_match_threshold_set(*, bot: Bot, value: float) -> Bot:
     bot.match_threshold = round(float(value), 3)
     bot.save(update_fields=["match_threshold"])
     return bot
+
+
+def bot_operators_set(*, bot: Bot, sla_minutes: int, csat_after_bot: bool) -> Bot:
+    """The operators' promise and the visitors' ratings: «первый ответ оператора в течение N минут»
+    (0: no promise; the inbox marks a wait past it) and whether a conversation the bot resolved alone
+    also asks for stars. ValidationError on a bad number, nothing written; one UPDATE of these columns
+    only, so a copy of the bot read earlier never puts back other settings."""
+    if isinstance(sla_minutes, bool) or not isinstance(sla_minutes, int) or not 0 <= sla_minutes <= 24 * 60:
+        raise ValidationError(_("Срок первого ответа — целое число минут от 0 до 1440."))
+    bot.operator_sla_minutes, bot.csat_after_bot = sla_minutes, bool(csat_after_bot)
+    bot.save(update_fields=["operator_sla_minutes", "csat_after_bot"])
+    return bot

@@ -39,7 +39,7 @@ from redis.exceptions import RedisError
 
 from answers import pipeline, replies
 from bots.models import Bot
-from chat import access, frames, leads, selectors, services, states, visits
+from chat import access, csat, frames, leads, selectors, services, states, visits
 from chat.events import conversation_group
 from chat.exceptions import DATABASE_AWAY, ChatError, HelloRequired, ServerError, TooManySockets, Unavailable
 from chat.models import Conversation, Message
@@ -277,6 +277,8 @@ class ChatConsumer(DbThreadsConsumer):
             await self._page(frame)
         elif isinstance(frame, frames.InviteShown):
             await self._invite_shown(frame)
+        elif isinstance(frame, frames.Csat):
+            await self._csat(frame)
 
     def _conversation(self) -> Conversation:
         if self.conversation is None:
@@ -432,6 +434,17 @@ class ChatConsumer(DbThreadsConsumer):
         await _db(visits.invite_shown)(bot=self.bot, visitor_id=self.visitor_id, rule_id=frame.rule,
                                        page_url=self.page_url)
 
+    async def _csat(self, frame: frames.Csat) -> None:
+        """The visitor's stars for a finished conversation of theirs (chat/csat.py says which)."""
+        assert self.bot is not None
+        if not self.visitor_id:
+            raise HelloRequired()
+        rating = await _db(csat.csat_submit)(
+            bot_id=self.bot.pk, visitor_id=self.visitor_id, conversation_id=frame.conversation_id,
+            stars=frame.stars, comment=frame.comment,
+        )
+        await self._send({"type": "csat_saved", "conversation_id": rating.conversation_id, "stars": rating.stars})
+
     async def _join_group(self, conversation_id: int) -> None:
         group = conversation_group(conversation_id)
         if group == self.group or self.channel_layer is None:
@@ -459,6 +472,9 @@ class ChatConsumer(DbThreadsConsumer):
         if self.conversation is not None:  # the socket's copy catches up with the row: no move of its own
             states.catch_up(self.conversation, event["state"])
         await self._send({"type": "state", "state": event["state"]})
+
+    async def chat_csat(self, event: dict[str, Any]) -> None:
+        await self._send({"type": "csat_ask", "conversation_id": event["conversation_id"]})
 
     async def chat_typing(self, event: dict[str, Any]) -> None:
         await self._send({"type": "typing", "on": bool(event["on"]), "by": event.get("by", "operator")})

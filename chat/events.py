@@ -175,3 +175,10 @@ def publish(
 def publish_typing(conversation_id: int, *, on: bool, by: str) -> None:
     """Typing is not stored: it goes straight to the visitor's sockets."""
     _send_all([(conversation_group(conversation_id), {"type": "chat.typing", "on": on, "by": by})])
+
+
+def publish_csat_ask(conversation_id: int) -> None:
+    """After commit: the visitor's widgets ask for the finished conversation's stars (chat/csat.py)."""
+    event = {"type": "chat.csat", "conversation_id": conversation_id}
+    events: list[Event] = [(conversation_group(conversation_id), event)]
+    transaction.on_commit(lambda: _send_all(events))

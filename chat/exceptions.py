@@ -147,3 +147,16 @@ class InvalidField(ChatError):
 
 class LeadUnavailable(ChatError):
     code = key = "lead_unavailable"
+
+
+class CsatRefused(ChatError):
+    """A conversation's rating (the `csat` frame) is not taken: `key` says why (replies
+    "error_csat_*"), `field` names the part of the form at fault when there is one."""
+
+    code = "csat_refused"
+    key = "csat_not_found"
+
+    def __init__(self, *, key: str, field: str | None = None, **values: Any) -> None:
+        self.key = key
+        self.field = field
+        super().__init__(**values)

@@ -18,7 +18,7 @@ from answers import replies
 from answers.products import card_json
 from answers.replies import OPERATOR_BUTTON_ID
 from bots.models import Bot
-from chat.exceptions import BadFrame, ChatError, FrameTooLarge, InvalidField, RateLimited, Unavailable
+from chat.exceptions import BadFrame, ChatError, CsatRefused, FrameTooLarge, InvalidField, RateLimited, Unavailable
 from chat.models import Conversation, Message
 from core.labels import visitor_label
 
@@ -28,6 +28,7 @@ MAX_URL_CHARS: Final = 2000
 MAX_FORM_CHARS: Final = 300
 MAX_QUESTION_CHARS: Final = 4000
 BUTTON_IDS: Final = frozenset({OPERATOR_BUTTON_ID})
+MAX_CSAT_COMMENT: Final = 1000  # a visitor's words with their stars (chat/csat.py)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,16 @@ class InviteShown:
     rule: int
 
 
-ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame | Page | InviteShown
+@dataclass(frozen=True)
+class Csat:
+    """A visitor's stars for a finished conversation, with optional words (chat/csat.py checks them)."""
+
+    conversation_id: int
+    stars: int
+    comment: str
+
+
+ClientFrame = Hello | SendMessage | Rate | Button | Ping | LeadFrame | Page | InviteShown | Csat
 MAX_TITLE_CHARS: Final = 300
 
 
@@ -188,6 +198,23 @@ def _rate(data: dict[str, Any]) -> Rate:
     return Rate(message_id, rating)
 
 
+def _csat(data: dict[str, Any]) -> Csat:
+    """Whole stars 1–5 only («4», 4.5, true are refused), the comment text of at most MAX_CSAT_COMMENT."""
+    conversation_id = field_int(data, "conversation_id")
+    stars = data.get("stars")
+    if isinstance(stars, bool) or not isinstance(stars, int) or not 1 <= stars <= 5:
+        raise CsatRefused(key="csat_stars", field="stars")
+    comment = data.get("comment")
+    if comment is None:
+        comment = ""
+    if not isinstance(comment, str):
+        raise CsatRefused(key="csat_comment", field="comment", limit=MAX_CSAT_COMMENT)
+    if len(comment) > MAX_CSAT_COMMENT:
+        raise CsatRefused(key="csat_comment", field="comment", limit=MAX_CSAT_COMMENT)
+    assert conversation_id is not None
+    return Csat(conversation_id, stars, comment)
+
+
 def _button(data: dict[str, Any]) -> Button:
     button_id = field_str(data, "id", max_chars=MAX_ID_CHARS)
     if button_id not in BUTTON_IDS:
@@ -204,6 +231,7 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], ClientFrame]]] = {
     "ping": lambda _data: Ping(),
     "page": _page,
     "invite_shown": _invite_shown,
+    "csat": _csat,
 }
 
 
@@ -301,7 +329,7 @@ def conversation_labelled(frame: dict[str, Any], *, language: str) -> dict[str, 
 
 
 FRAME_TYPES: Final = {Hello: "hello", SendMessage: "message", Rate: "rate", Button: "button", Ping: "ping",
-                       LeadFrame: "lead", Page: "page", InviteShown: "invite_shown"}
+                       LeadFrame: "lead", Page: "page", InviteShown: "invite_shown", Csat: "csat"}
 
 
 def error_frame(
@@ -317,6 +345,8 @@ def error_frame(
         frame["client_msg_id"] = client_msg_id
     if isinstance(error, (RateLimited, Unavailable)):
         frame["retry_after"] = error.retry_after
-    if isinstance(error, InvalidField):
+    if isinstance(error, InvalidField) or (isinstance(error, CsatRefused) and error.field):
         frame["field"] = error.field
+    if isinstance(error, CsatRefused):  # why, for the widget: «already rated» reads as thanks
+        frame["reason"] = error.key
     return frame

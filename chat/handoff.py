@@ -23,7 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from chat import events, frames, services, signals, states, webhooks, writes
+from chat import csat, events, frames, services, signals, states, webhooks, writes
 from chat.models import Conversation, Message
 
 State = Conversation.State
@@ -92,14 +92,16 @@ def conversation_release(*, conversation_id: int, operator: Any) -> Conversation
 
 
 def conversation_finish(*, conversation_id: int, operator: Any) -> Conversation:
-    """The operator closes the conversation; the visitor's next message starts a new one with the bot."""
+    """The operator closes the conversation; the visitor's next message starts a new one with the bot.
+    The visitor's widget then asks for stars (chat/csat.py), counted for this operator."""
     with transaction.atomic():
         conversation = services.locked(conversation_id)
         if conversation.state == State.CLOSED:
             return conversation
         states.refuse_if_held_by_another(conversation, operator)  # before the note: nothing is written
         note = services.system_note(conversation, "operator_closed")
-        services.close_locked(conversation, outcome=OUTCOME_CLOSED_BY_OPERATOR, messages=[note])
+        if services.close_locked(conversation, outcome=OUTCOME_CLOSED_BY_OPERATOR, messages=[note], by=operator):
+            csat.csat_ask_on_commit(conversation)  # after the note and the state: the stars come last
     return conversation
 
 

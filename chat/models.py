@@ -74,6 +74,12 @@ class Conversation(models.Model):
     created_at = models.DateTimeField(_("начат"), auto_now_add=True)
     updated_at = models.DateTimeField(_("обновлён"), auto_now=True)
     closed_at = models.DateTimeField(_("завершён"), null=True, blank=True)
+    # Who pressed «Завершить» (chat/states.py `to_closed`); empty when the visitor's side or a task
+    # closed it. The visitor's rating of the conversation is counted for this operator.
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="closed_conversations", verbose_name=_("завершил"),
+    )
 
     class Meta:
         verbose_name = _("разговор")
@@ -182,6 +188,37 @@ class Message(models.Model):
 
     def flag(self, name: str) -> bool:
         return bool((self.flags or {}).get(name))
+
+
+class ConversationRating(models.Model):
+    """A visitor's stars (1–5) and optional words for a finished conversation (CSAT): one per
+    conversation, written in chat/csat.py only. The operator who closed it is kept with it, by row
+    and by name (the name stays when the account is deleted), for the owner's numbers per operator."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="conversation_ratings", verbose_name=_("бот"))
+    conversation = models.OneToOneField(
+        Conversation, on_delete=models.CASCADE, related_name="rating", verbose_name=_("разговор")
+    )
+    operator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="conversation_ratings", verbose_name=_("оператор"),
+    )
+    operator_name = models.CharField(_("имя оператора"), max_length=150, blank=True)
+    stars = models.PositiveSmallIntegerField(_("звёзды"))
+    comment = models.TextField(_("комментарий"), blank=True)
+    created_at = models.DateTimeField(_("оценено"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("оценка разговора")
+        verbose_name_plural = _("оценки разговоров")
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["bot", "created_at"], name="rating_bot_created")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(stars__gte=1, stars__lte=5), name="rating_stars_1_5"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.conversation_id}: {self.stars}★"
 
 
 class Lead(models.Model):

@@ -26,7 +26,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Final
+from typing import Any, Final
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -494,15 +494,17 @@ def conversation_close(*, conversation: Conversation, outcome: str = "", notify:
 
 
 def close_locked(
-    conversation: Conversation, *, outcome: str, messages: list[Message] | None = None, notify: bool = True
-) -> None:
-    """Close a locked conversation (inside its transaction, `states.to_closed`) and tell everyone
-    after commit; closing a closed one does nothing."""
-    if not states.to_closed(conversation, outcome=outcome):
-        return
+    conversation: Conversation, *, outcome: str, messages: list[Message] | None = None, notify: bool = True,
+    by: Any = None,
+) -> bool:
+    """Close a locked conversation (inside its transaction, `states.to_closed`; `by`: the operator
+    who closed it) and tell everyone after commit; closing a closed one does nothing (False)."""
+    if not states.to_closed(conversation, outcome=outcome, by=by):
+        return False
     events.publish(conversation, messages=messages or [], to_visitor=True, state_changed=True)
     if notify:
         webhooks.webhook_emit(bot=conversation.bot, event=webhooks.CONVERSATION_CLOSED, conversation=conversation)
+    return True
 
 
 def conversation_ask_once(*, bot: Bot, text: str, visitor_id: str = "cli") -> Message | None:

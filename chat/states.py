@@ -104,16 +104,18 @@ def back_to_bot(conversation: Conversation, operator: Any) -> bool:
     return True
 
 
-def to_closed(conversation: Conversation, *, outcome: str = "") -> bool:
+def to_closed(conversation: Conversation, *, outcome: str = "", by: Any = None) -> bool:
     """bot | waiting_operator | operator → closed, with `outcome` (the first 64 characters; an empty
-    one keeps the conversation's). The operator who held it stays on the row. False, nothing
-    changed (neither the outcome nor `closed_at`), when it is closed already."""
+    one keeps the conversation's) and `by`, the operator who closed it (None: the visitor's side or a
+    task). The operator who held it stays on the row. False, nothing changed (neither the outcome
+    nor `closed_at`), when it is closed already."""
     if conversation.state == State.CLOSED:
         return False
     conversation.state, conversation.outcome = State.CLOSED, outcome[:64] or conversation.outcome
     conversation.closed_at = timezone.now()
     conversation.waiting_since = None
-    conversation.save(update_fields=["state", "outcome", "closed_at", "waiting_since", "updated_at"])
+    conversation.closed_by = by
+    conversation.save(update_fields=["state", "outcome", "closed_at", "waiting_since", "closed_by", "updated_at"])
     return True
 
 

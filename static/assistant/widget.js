@@ -68,6 +68,8 @@
       lead_need_consent: "Без согласия мы не можем сохранить контакт.", lead_sending: "Отправляем…",
       cards: "Товары", in_stock: "В наличии", out_of_stock: "Нет в наличии", old_price: "Старая цена: ",
       price: "Цена: ", invite_close: "Закрыть приглашение", invite_open: "Открыть чат: ",
+      csat_title: "Оцените, пожалуйста, разговор", csat_star: "{n} из 5", csat_comment: "Комментарий (необязательно)",
+      csat_send: "Отправить оценку", csat_thanks: "Спасибо за оценку!", csat_need_stars: "Выберите от 1 до 5 звёзд.",
       err: {
         rate_limited: "Слишком много сообщений, подождите {n} с",
         too_large: "Сообщение слишком длинное, сократите его.",
@@ -99,6 +101,8 @@
       lead_need_consent: "We cannot keep your contact without your consent.", lead_sending: "Sending…",
       cards: "Products", in_stock: "In stock", out_of_stock: "Out of stock", old_price: "Old price: ",
       price: "Price: ", invite_close: "Close the invitation", invite_open: "Open the chat: ",
+      csat_title: "Please rate this conversation", csat_star: "{n} of 5", csat_comment: "Comment (optional)",
+      csat_send: "Send rating", csat_thanks: "Thank you for your rating!", csat_need_stars: "Choose 1 to 5 stars.",
       err: {
         rate_limited: "Too many messages, please wait {n} s",
         too_large: "The message is too long, please shorten it.",
@@ -191,6 +195,19 @@ a.card:hover{border-color:var(--accent)}
 .rate svg{width:16px;height:16px;fill:currentColor}
 .rate button:hover{background:#e4e7eb}
 .rate button[aria-pressed="true"]{color:var(--accent);background:#e1e9fb}
+.csat{align-self:stretch;margin:0;padding:10px 12px;border:1px solid #e4e7eb;border-radius:14px;background:#fff;display:flex;flex-direction:column;gap:8px}
+.csat fieldset{border:0;padding:0;margin:0;min-width:0;display:flex;flex-direction:column;gap:8px}
+.csat legend{padding:0;font-weight:600;font-size:14px}
+.csat .stars{display:flex;gap:2px}
+.csat .stars label{position:relative;cursor:pointer;font-size:28px;line-height:1;color:#9aa5b1;padding:2px 3px;border-radius:6px}
+.csat .stars input{position:absolute;opacity:0;width:1px;height:1px}
+.csat .stars input:focus-visible+span{outline:3px solid #f59e0b;outline-offset:2px;border-radius:4px}
+.csat .stars label.on{color:#d97706}
+.csat textarea{padding:8px 10px;border:1px solid #cbd2d9;border-radius:8px;font:inherit;font-size:15px;min-height:48px;resize:vertical;color:inherit}
+.csat .actions{display:flex;justify-content:flex-end}
+.csat .actions button{padding:7px 14px;border-radius:8px;border:0;background:var(--accent);color:#fff}
+.csat .csat-error{color:#c81e1e;font-size:13px}
+.csat .csat-thanks{margin:0;color:#046c4e}
 .typing{padding:0 14px 8px;background:#f6f7f9}
 .dots{display:inline-flex;gap:4px;padding:10px 12px;background:#fff;border:1px solid #e4e7eb;border-radius:14px}
 .dots i{width:7px;height:7px;border-radius:50%;background:#9aa5b1;animation:blink 1.2s infinite}
@@ -981,6 +998,90 @@ a.card:hover{border-color:var(--accent)}
     });
   }
 
+  /* ---------- the conversation's rating (CSAT) ---------- */
+
+  // After an operator closes the conversation the server asks (csat_ask): five stars as a radio
+  // group (Tab into it, arrows choose, Space/Enter on the button sends), optional words, one send.
+  function showCsat(conversationId) {
+    const id = Number(conversationId);
+    if (!Number.isFinite(id) || (ui.csat && ui.csat.getAttribute("data-conversation") === String(id))) return;
+    if (ui.csat) ui.csat.remove();
+    const form = el("form", "csat");
+    form.noValidate = true;
+    form.setAttribute("data-conversation", String(id));
+    const set = el("fieldset");
+    set.append(label(el("legend"), "csat_title"));
+    const stars = el("div", "stars");
+    stars.setAttribute("role", "radiogroup");
+    label(stars, "csat_title", "aria-label");
+    for (let n = 1; n <= 5; n += 1) {
+      const wrap = el("label");
+      const input = el("input");
+      input.type = "radio";
+      input.name = "stars";
+      input.value = String(n);
+      input.setAttribute("aria-label", T.csat_star.replace("{n}", String(n)));
+      const star = el("span", null, "★");
+      star.setAttribute("aria-hidden", "true");
+      wrap.append(input, star);
+      stars.appendChild(wrap);
+      input.addEventListener("change", () => markStars(form, n));
+    }
+    set.appendChild(stars);
+    const comment = el("textarea");
+    comment.name = "comment";
+    comment.maxLength = 1000;
+    comment.rows = 2;
+    label(comment, "csat_comment", "aria-label");
+    label(comment, "csat_comment", "placeholder");
+    const error = el("p", "csat-error");
+    error.setAttribute("role", "alert");
+    error.hidden = true;
+    const actions = el("div", "actions");
+    const sendBtn = label(el("button"), "csat_send");
+    sendBtn.type = "submit";
+    actions.appendChild(sendBtn);
+    set.append(comment, error, actions);
+    form.appendChild(set);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      submitCsat(form, id);
+    });
+    ui.csat = form;
+    ui.log.appendChild(form);
+    scrollDown();
+  }
+
+  function markStars(form, value) {
+    form.querySelectorAll(".stars label").forEach((node, i) => node.classList.toggle("on", i < value));
+  }
+
+  function csatError(text) {
+    if (!ui.csat) return;
+    const error = ui.csat.querySelector(".csat-error");
+    error.textContent = text;
+    error.hidden = !text;
+  }
+
+  function submitCsat(form, id) {
+    const checked = form.querySelector('input[name="stars"]:checked');
+    if (!checked) return csatError(T.csat_need_stars);
+    csatError("");
+    const comment = form.querySelector("textarea").value.trim();
+    if (!send({ type: "csat", conversation_id: id, stars: Number(checked.value), comment: comment })) {
+      return csatError(T.offline);
+    }
+  }
+
+  function csatThanks() {
+    if (!ui.csat) return;
+    const thanks = label(el("p", "csat-thanks"), "csat_thanks");
+    thanks.setAttribute("role", "status");
+    ui.csat.replaceChildren(thanks);
+    ui.csat.classList.add("done");
+    ui.input.focus();
+  }
+
   /* ---------- connection ---------- */
 
   function send(frame) {
@@ -1135,6 +1236,12 @@ a.card:hover{border-color:var(--accent)}
     state(f) {
       setConversation(f.state);
     },
+    csat_ask(f) {
+      showCsat(f.conversation_id);
+    },
+    csat_saved() {
+      csatThanks();
+    },
     pong() {},
     invite: scheduleInvite,
     error: onError,
@@ -1209,6 +1316,10 @@ a.card:hover{border-color:var(--accent)}
 
   function onError(f) {
     showTyping(false);
+    if (f.frame === "csat" || f.code === "csat_refused") {
+      if (f.code === "csat_refused" && f.reason === "csat_already") return csatThanks();
+      return csatError(f.message ? String(f.message) : T.err.other);
+    }
     if (f.code === "invalid_field" && !ui.lead.hidden) {
       state.leadSending = false;
       return leadError(String(f.field || ""), String(f.message || T.err.other));
