@@ -28,4 +28,16 @@
       options: Object.assign({}, base, { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } } }),
     });
   }
+  // The visitors' stars per operator and week: one line each, a week without ratings left open.
+  var palette = ["#1a56db", "#2f7d32", "#e39d21", "#8e44ad", "#c0504d", "#0e7490", "#6b7280"];
+  if (canvas("chart-csat") && data.csat) {
+    new Chart(canvas("chart-csat"), {
+      type: "line",
+      data: { labels: data.csat.weeks, datasets: data.csat.operators.map(function (o, i) {
+        var colour = palette[i % palette.length];
+        return { label: o.name, data: o.averages, borderColor: colour, backgroundColor: colour, spanGaps: true, tension: 0.2 };
+      }) },
+      options: Object.assign({}, base, { scales: { y: { min: 1, max: 5, ticks: { stepSize: 1 }, title: { display: true, text: data.csat.label } } } }),
+    });
+  }
 })();
