@@ -29,8 +29,8 @@ from chat import handoff, selectors
 from chat.consumers import DbThreadsConsumer, _db
 from chat.events import bot_feed_group
 from chat.exceptions import ChatError, HelloRequired, ServerError
-from inbox import frames
-from inbox.access import access_conversation_id, inbox_bot_ids
+from inbox import canned, frames
+from inbox.access import access_conversation, access_conversation_id, inbox_bot_ids
 
 logger = logging.getLogger("spravka.inbox")
 
@@ -67,6 +67,10 @@ def _act(user: Any, action: frames.Action, bot_ids: set[int]) -> None:
 
 
 def _send_message(user: Any, frame: frames.SendMessage, bot_ids: set[int]) -> dict[str, Any]:
+    if frame.canned_id is not None:
+        conversation = access_conversation(user, frame.conversation_id, bot_ids=bot_ids)
+        message = canned.canned_message_send(conversation=conversation, operator=user, frame=frame)
+        return chat_frames.message_json(message)
     conversation_id = access_conversation_id(user, frame.conversation_id, bot_ids=bot_ids)
     message = handoff.operator_message_send(
         conversation_id=conversation_id, operator=user, text=frame.text, client_msg_id=frame.client_msg_id

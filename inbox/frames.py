@@ -37,6 +37,7 @@ class SendMessage:
     conversation_id: int
     client_msg_id: str
     text: str
+    canned_id: int | None = None  # the canned reply the text was made from (its use is counted)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ def _conversation_id(data: dict[str, Any]) -> int:
 
 
 def _message(data: dict[str, Any]) -> SendMessage:
-    return SendMessage(_conversation_id(data), field_id(data, "client_msg_id"), field_str(data, "text"))
+    canned_id = field_int(data, "canned_id", nullable=True)
+    return SendMessage(_conversation_id(data), field_id(data, "client_msg_id"), field_str(data, "text"), canned_id)
 
 
 def _typing(data: dict[str, Any]) -> Typing:

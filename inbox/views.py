@@ -25,6 +25,7 @@ from chat import frames as chat_frames
 from chat import leads, selectors
 from chat.exceptions import NotFound
 from chat.models import Conversation
+from inbox import canned
 from inbox.access import access_conversation, inbox_bot_ids
 
 LEADS_PAGE = 200
@@ -39,6 +40,7 @@ def _texts() -> dict[str, Any]:
         "source": _("Источник"), "card": _("Товар"), "out_of_stock": _("нет в наличии"),
         "offline": _("Нет связи. Переподключаемся…"),
         "refused": _("Входящие открываются только с адреса этого сервера."), "error": _("Что-то пошло не так."),
+        "canned_empty": _("Нет шаблонов на «{q}»"),
         "channels": {"telegram": "Telegram", "vk": _("ВКонтакте"), "max": "MAX"},
         "roles": {"visitor": _("Посетитель"), "bot": _("Бот"), "operator": _("Оператор"), "system": _("Система")},
         "states": {
@@ -111,6 +113,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         request, bot_ids, title=_("Разговор #%(id)s") % {"id": current.pk}, current=current, messages=messages,
         unanswered=selectors.unanswered_question_ids(messages),
         mine=current.assigned_to_id == request.user.pk,
+        canned=canned.canned_replies_for(current, operator_name=chat_frames.display_name(request.user)),
     )
     return render(request, "inbox/inbox.html", context)
 

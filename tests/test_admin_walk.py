@@ -38,6 +38,7 @@ from bots.services import membership_add
 from chat import services as chat_services
 from chat.models import Conversation, Lead, Message, WebhookDelivery
 from feedback.models import Gap, Outcome
+from inbox.models import CannedReply
 from knowledge.catalog.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
 from knowledge.models import CrawlRun, Entry, Page, Source
 from llm.journal import run_event_record
@@ -187,6 +188,10 @@ def _invitation_show(t: str, bot: Bot) -> InvitationShow:
     return InvitationShow.objects.create(bot=bot, rule=bot.invitation_rules.get(), visitor_id=marker(t, InvitationShow))
 
 
+def _canned_reply(t: str, bot: Bot) -> CannedReply:
+    return CannedReply.objects.create(bot=bot, shortcut=f"{t}walk", title=marker(t, CannedReply), text="Здравствуйте!")
+
+
 def _connection(t: str, bot: Bot) -> Connection:
     return Connection.objects.create(bot=bot, kind=Connection.Kind.TELEGRAM, account_name=marker(t, Connection),
                                      token_hint="…walk")
@@ -209,7 +214,7 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     ApiKey: _apikey,
     OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
     CatalogImport: _catalog_import,
-    InvitationRule: _invitation_rule, InvitationShow: _invitation_show,
+    InvitationRule: _invitation_rule, InvitationShow: _invitation_show, CannedReply: _canned_reply,
     Connection: _connection, Delivery: _delivery,
 }
 

@@ -1,9 +1,10 @@
 """Every model has one module that writes it (docs/architecture.md). A scan of the apps' source
 (tests, benchmarks and migrations aside) for writes of a Bot outside bots/services.py, of a
 CrawlRun outside knowledge/runs.py, of a Message outside chat/writes.py, of an Entry outside
-knowledge/services.py and of an operator's Telegram link (OperatorLink, OperatorLinkCode) outside
-messengers/operators.py: `Model.objects.create/update/delete/...` (directly or after a filter), a
-related manager's write (`source.runs.create`), simple_history's bulk helpers given the model,
+knowledge/services.py, of a canned reply outside inbox/canned.py and of an operator's Telegram
+link (OperatorLink, OperatorLinkCode) outside messengers/operators.py:
+`Model.objects.create/update/delete/...` (directly or after a filter), a related manager's write
+(`source.runs.create`), simple_history's bulk helpers given the model,
 SQL that inserts, updates or deletes rows of its table, and `.save(`/`.delete(` on a value of the
 model: a name annotated with it or assigned from its manager or its constructor, or the usual name
 (`bot`, `run`, `message`, `entry`…) in a module that uses it."""
@@ -17,6 +18,7 @@ import pytest
 
 from bots.models import Bot
 from chat.models import Message
+from inbox.models import CannedReply
 from knowledge.models import CrawlRun, Entry
 from messengers.models import OperatorLink, OperatorLinkCode
 from tests.conftest import REPO
@@ -25,7 +27,7 @@ from tests.source import app_files
 OWNERS = {
     "Bot": "bots/services.py", "CrawlRun": "knowledge/runs.py", "Message": "chat/writes.py",
     "Entry": "knowledge/services.py", "OperatorLink": "messengers/operators.py",
-    "OperatorLinkCode": "messengers/operators.py",
+    "OperatorLinkCode": "messengers/operators.py", "CannedReply": "inbox/canned.py",
 }
 RELATED = {
     "Bot": set(),
@@ -35,14 +37,15 @@ RELATED = {
     "Entry": {"entries"},  # Bot.entries, Source.entries, Page.entries
     "OperatorLink": {"operator_links"},  # a user's, a Connection's, a MessengerChat's
     "OperatorLinkCode": set(),
+    "CannedReply": {"canned_replies"},  # Bot.canned_replies
 }
 USUAL_NAMES = {
     "Bot": {"bot"}, "CrawlRun": {"run"},
     "Message": {"message", "visitor_message", "last_answer", "answer", "reply", "note"}, "Entry": {"entry"},
-    "OperatorLink": {"link"}, "OperatorLinkCode": {"found", "code"},
+    "OperatorLink": {"link"}, "OperatorLinkCode": {"found", "code"}, "CannedReply": {"canned_reply"},
 }
 TABLES = {model.__name__: model._meta.db_table
-          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode)}
+          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode, CannedReply)}
 WRITES = {"create", "get_or_create", "update_or_create", "update", "bulk_create", "bulk_update", "delete"}
 HISTORY_WRITES = {"bulk_create_with_history", "bulk_update_with_history"}  # simple_history.utils
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -410,15 +410,20 @@
     const text = ui.text.value.trim();
     if (!text || !CURRENT) return;
     const p = { conversation_id: CURRENT, client_msg_id: uuid(), text: text };
+    const canned = Number(ui.text.dataset.cannedId) || 0; // the canned reply it was made from (inbox-canned.js)
+    if (canned) p.canned_id = canned;
     savePending([...pendingAll(), p]);
     showPending(p);
     ui.text.value = "";
+    delete ui.text.dataset.cannedId;
     stopTyping();
     sendPending(p);
   }
 
   function sendPending(p) {
-    send({ type: "message", conversation_id: p.conversation_id, client_msg_id: p.client_msg_id, text: p.text });
+    const frame = { type: "message", conversation_id: p.conversation_id, client_msg_id: p.client_msg_id, text: p.text };
+    if (p.canned_id) frame.canned_id = p.canned_id;
+    send(frame);
   }
 
   function onTyping() {
