@@ -300,7 +300,9 @@ def conversation_json(conversation: Conversation, *, last_message: Message | Non
     operator = conversation.assigned_to if conversation.assigned_to_id else None
     return {
         "id": conversation.pk,
-        "bot": {"slug": conversation.bot.slug, "name": conversation.bot.name},
+        # sla_minutes: the bot's promised first reply (0: none); the inbox marks a longer wait.
+        "bot": {"slug": conversation.bot.slug, "name": conversation.bot.name,
+                "sla_minutes": conversation.bot.operator_sla_minutes},
         "state": conversation.state,
         "channel": conversation.channel,
         "visitor": {

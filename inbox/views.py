@@ -7,7 +7,7 @@ import csv
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -35,6 +35,7 @@ def _texts() -> dict[str, Any]:
     """What static/assistant/inbox.js says, in the page's language ({name} are filled in by it)."""
     return {
         "visitor": _("Посетитель"), "waits": _("ждёт {n} мин"), "waits_now": _("ждёт меньше минуты"),
+        "late": _("дольше срока ({n} мин)"), "late_count": _("дольше срока: {n}"),
         "holder": _("Ведёт: {name}"),
         "notify_title": _("Посетитель ждёт оператора — {bot}"), "unanswered": _("Бот не смог ответить на этот вопрос"),
         "source": _("Источник"), "card": _("Товар"), "out_of_stock": _("нет в наличии"),
@@ -63,6 +64,17 @@ class Row:
     who: str
     when: str
     preview: str
+    late: str = ""  # «дольше срока (5 мин)» when it waits past its bot's promised first reply
+
+
+def late_text(c: Conversation, now: datetime) -> str:
+    """The words for a wait past the bot's promised first reply (`operator_sla_minutes`), else ""."""
+    minutes = c.bot.operator_sla_minutes
+    if c.state != Conversation.State.WAITING_OPERATOR or not c.waiting_since or not minutes:
+        return ""
+    if now - c.waiting_since <= timedelta(minutes=minutes):
+        return ""
+    return _("дольше срока ({n} мин)").replace("{n}", str(minutes))
 
 
 def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
@@ -78,7 +90,7 @@ def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
             when = date_format(timezone.localtime(c.updated_at), clock)
         preview = c.last_message.text if c.last_message else ""  # type: ignore[attr-defined]
         rows.append(Row(c, f"{base}c/{c.pk}/", c.visitor_label, when,
-                        Truncator(preview).chars(90)))
+                        Truncator(preview).chars(90), late_text(c, now)))
     return rows
 
 
@@ -89,6 +101,7 @@ def _context(request: HttpRequest, bot_ids: set[int], *, rows: bool = True, **ex
     return {
         "queue": queue, "now": now, "operator_name": chat_frames.display_name(request.user),
         "rows": {name: _rows(items, now) for name, items in lists.items()} if rows else None,
+        "late_count": sum(1 for c in queue.waiting if late_text(c, now)),
         "has_bots": bool(bot_ids), "texts": _texts(), **extra,
     }
 

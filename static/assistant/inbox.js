@@ -121,6 +121,24 @@
     return last ? hhmm(last) : "";
   }
 
+  // Past the bot's promised first reply (its sla_minutes), a waiting row says so in words and stands out.
+  function lateText(c) {
+    const sla = Number(c.bot && c.bot.sla_minutes) || 0;
+    if (c.state !== "waiting_operator" || !c.waiting_since || !sla) return "";
+    return Date.now() - Date.parse(c.waiting_since) > sla * 60000 ? fmt(T.late, { n: sla }) : "";
+  }
+
+  function markLate(row, c) {
+    const text = lateText(c);
+    const late = row.querySelector(".conv-late");
+    if (text) row.setAttribute("data-late", "true");
+    else row.removeAttribute("data-late");
+    if (late) {
+      late.textContent = text;
+      late.hidden = !text;
+    }
+  }
+
   function renderRow(c) {
     const row = el("a", "conv" + (c.unread ? " has-unread" : ""));
     row.href = "/inbox/c/" + Number(c.id) + "/";
@@ -141,8 +159,9 @@
     const preview = (c.last_message && c.last_message.text) || "";
     const unread = el("span", "conv-unread", c.unread || "");
     unread.hidden = !c.unread;
-    row.append(top, el("span", "conv-bot", (c.bot && c.bot.name) + holder),
+    row.append(top, el("span", "conv-bot", (c.bot && c.bot.name) + holder), el("span", "conv-late"),
       el("span", "conv-preview", preview.length > 90 ? preview.slice(0, 89) + "…" : preview), unread);
+    markLate(row, c);
     return row;
   }
 
@@ -237,6 +256,12 @@
       ui.count.hidden = !n;
     }
     document.title = (n ? "(" + n + ") " : "") + BASE_TITLE;
+    const lateCount = document.getElementById("late-count");
+    if (lateCount) {
+      const late = lists.waiting ? lists.waiting.querySelectorAll('.conv[data-late="true"]').length : 0;
+      lateCount.textContent = fmt(T.late_count, { n: late });
+      lateCount.hidden = !late;
+    }
   }
 
   function tick() {
@@ -244,7 +269,9 @@
       const c = state.conversations.get(Number(row.getAttribute("data-id")));
       const time = row.querySelector(".conv-time");
       if (c && time) time.textContent = timeLabel(c);
+      if (c) markLate(row, c);
     });
+    updateCount();
   }
 
   /* ---------- a new visitor waits: sound, notification, title ---------- */

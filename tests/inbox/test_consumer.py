@@ -82,7 +82,7 @@ async def test_a_waiting_visitor_reaches_the_operator_and_they_talk_both_ways(
 
     waiting = await op.conversation("waiting_operator")  # a new waiting conversation, no reload
     assert waiting["id"] == conversation_id and waiting["waiting_since"]
-    assert waiting["bot"] == {"slug": "demo", "name": "Демо-магазин"}
+    assert waiting["bot"] == {"slug": "demo", "name": "Демо-магазин", "sla_minutes": 5}
 
     await op.send(type="take", conversation_id=conversation_id)
     taken = await op.conversation("operator")
