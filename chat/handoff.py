@@ -23,7 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from chat import csat, events, frames, services, signals, states, webhooks, writes
+from chat import csat, events, frames, returns, selectors, services, signals, states, webhooks, writes
 from chat.models import Conversation, Message
 
 State = Conversation.State
@@ -81,13 +81,17 @@ def operator_message_send(*, conversation_id: int, operator: Any, text: str, cli
 
 
 def conversation_release(*, conversation_id: int, operator: Any) -> Conversation:
-    """Back to the bot: it answers the visitor's next message again."""
+    """Back to the bot: it answers the visitor's next message again, and at once the question the
+    visitor asked while waiting that nobody answered (`returns`, after commit: the note first)."""
     with transaction.atomic():
         conversation = services.locked(conversation_id)
         if not states.back_to_bot(conversation, operator):  # the bot answers already
             return conversation
         note = services.system_note(conversation, "operator_released")
         events.publish(conversation, messages=[note], to_visitor=True, state_changed=True)
+        owed = selectors.question_left_unanswered(conversation)
+        if owed is not None:
+            returns.answer_returned_on_commit(owed.pk)
     return conversation
 
 

@@ -59,6 +59,27 @@ def newest_message(conversation: Conversation) -> Message | None:
     return Message.objects.filter(conversation=conversation).order_by("-id").first()
 
 
+def question_left_unanswered(conversation: Conversation) -> Message | None:
+    """The visitor's last word when nobody answered it: the newest message anyone said (system notes
+    aside) is the visitor's, written while a person was awaited or present (`to_operator`), and it
+    is not itself a request for a person (answering that would hand the conversation over again)."""
+    newest = Message.objects.filter(conversation=conversation).exclude(role=Message.Role.SYSTEM).order_by("-id").first()
+    if newest is None or newest.role != Message.Role.VISITOR or not newest.flag("to_operator"):
+        return None
+    return None if newest.intent == "operator" else newest
+
+
+def owed_after_return(*, message_id: int) -> Message | None:
+    """`question_left_unanswered` of its conversation, read again when the bot comes to answer it
+    (with the conversation and its bot): None once the conversation is not the bot's, or the
+    visitor or anyone else has written since."""
+    message = Message.objects.select_related("conversation__bot").filter(pk=message_id).first()
+    if message is None or message.conversation.state != Conversation.State.BOT:
+        return None
+    owed = question_left_unanswered(message.conversation)
+    return message if owed is not None and owed.pk == message.pk else None
+
+
 def history_before(message: Message, limit: int = HISTORY_MESSAGES) -> list[tuple[str, str]]:
     """The turns before `message`, oldest first, as (role, text); system notes are left out."""
     rows = (

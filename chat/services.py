@@ -316,9 +316,10 @@ def _offer_after_answer(conversation: Conversation, visitor_message: Message, an
     return _escalation_offer(conversation, reason, answer_offers=bool(answer.buttons)) if reason else []
 
 
-def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Message]:
+def _store_reply(visitor_message: Message, reply: pipeline.Reply, *, to_visitor: bool = False) -> list[Message]:
     """Store the chain's reply and apply the state it asks for. Losing the race to another reply
-    for the same message returns that one: the visitor sees a single answer."""
+    for the same message returns that one: the visitor sees a single answer. `to_visitor`: no socket
+    of the visitor's asked (a task answers), so the reply is published to their widgets too."""
     with transaction.atomic():
         conversation = writes.touch(visitor_message.conversation)  # the lock, fresh state, updated_at
         stored = selectors.bot_reply_to(visitor_message)
@@ -326,12 +327,13 @@ def _store_reply(visitor_message: Message, reply: pipeline.Reply) -> list[Messag
             return [stored]
         if visitor_message.intent != reply.intent[:32]:  # the model raised another intent than the rules'
             writes.message_intent_set(visitor_message, reply.intent)
-        produced = _store_reply_locked(conversation, visitor_message, reply)
+        produced = _store_reply_locked(conversation, visitor_message, reply, to_visitor=to_visitor)
     return produced
 
 
 def _store_reply_locked(
-    conversation: Conversation, visitor_message: Message, reply: pipeline.Reply, *, question: Message | None = None
+    conversation: Conversation, visitor_message: Message, reply: pipeline.Reply, *, question: Message | None = None,
+    to_visitor: bool = False,
 ) -> list[Message]:
     """Store `reply` to `visitor_message` in the caller's transaction, the conversation locked, and
     apply the state it asks for (a handoff) or the escalation rules; publish after commit, with
@@ -342,10 +344,13 @@ def _store_reply_locked(
     produced = [message]
     said = [question] if question is not None else []
     if reply.state == State.WAITING_OPERATOR:
-        events.publish(conversation, messages=[*said, message])
-        return produced + _handoff(conversation, _REASON_VISITOR_ASKED)
+        events.publish(conversation, messages=[*said, message], to_visitor=to_visitor)
+        notes = _handoff(conversation, _REASON_VISITOR_ASKED)
+        if to_visitor and notes:
+            events.publish(conversation, messages=notes, to_visitor=True, state_changed=True)
+        return produced + notes
     produced += _offer_after_answer(conversation, visitor_message, message)
-    events.publish(conversation, messages=[*said, *produced])
+    events.publish(conversation, messages=[*said, *produced], to_visitor=to_visitor)
     return produced
 
 
@@ -421,6 +426,26 @@ def message_unanswered(*, conversation: Conversation, shown: list[Message]) -> M
         return None
     newest.conversation = conversation
     return newest
+
+
+def question_answer_returned(*, message_id: int) -> list[Message]:
+    """The bot is back (an operator pressed «Вернуть боту»): it answers the visitor's question that
+    nobody answered while a person was awaited, through the same chain as any turn (rules, search,
+    sources and fact checks), and the visitor's widgets hear it with its typing dots. Nothing when
+    the conversation is no longer the bot's, the visitor has written since, or someone answered it
+    (an operator, or another run of this: the claim and the one-reply constraint decide)."""
+    visitor_message = selectors.owed_after_return(message_id=message_id)
+    if visitor_message is None or not claims.claim(visitor_message.pk):
+        return []
+    conversation_id = visitor_message.conversation_id
+    events.publish_typing(conversation_id, on=True, by=Role.BOT)
+    try:
+        if selectors.bot_reply_to(visitor_message) is not None:
+            return []
+        return _store_reply(visitor_message, _run_chain(visitor_message, None), to_visitor=True)
+    finally:
+        claims.release(visitor_message.pk)
+        events.publish_typing(conversation_id, on=False, by=Role.BOT)
 
 
 def message_receive(

@@ -17,6 +17,7 @@ from django.db.models.functions import Now
 from bots.models import Bot
 from chat import leads
 from chat.models import Conversation
+from chat.returns import answer_returned  # noqa: F401  (registered with the worker from here)
 from chat.webhooks import webhook_deliver  # noqa: F401  (registered with the worker from here)
 
 logger = logging.getLogger("spravka.chat")
