@@ -35,7 +35,7 @@
       type: "line",
       data: { labels: data.csat.weeks, datasets: data.csat.operators.map(function (o, i) {
         var colour = palette[i % palette.length];
-        return { label: o.name, data: o.averages, borderColor: colour, backgroundColor: colour, spanGaps: true, tension: 0.2 };
+        return { label: o.name, data: o.averages, borderColor: colour, backgroundColor: colour, spanGaps: true, tension: 0.2, pointRadius: 5, pointHoverRadius: 7 };
       }) },
       options: Object.assign({}, base, { scales: { y: { min: 1, max: 5, ticks: { stepSize: 1 }, title: { display: true, text: data.csat.label } } } }),
     });
