@@ -402,6 +402,15 @@ MESSENGER_MAX_BODY = env_int("MESSENGER_MAX_BODY", 262144)  # bytes of one updat
 # The key messenger tokens are sealed with (core/secrets.py); derived from SECRET_KEY when unset.
 SECRETS_KEY = env_str("SECRETS_KEY", "")
 
+# --- Leads into the owner's CRM: amoCRM, Bitrix24 (crm/, docs/crm.md) ---
+INSTALLED_APPS += ["crm"]
+AMOCRM_DOMAIN = env_str("AMOCRM_DOMAIN", "amocrm.ru")  # a bare subdomain «company» means https://company.amocrm.ru
+CRM_TIMEOUT = env_float("CRM_TIMEOUT", 10.0)  # seconds per call to a CRM
+CRM_MAX_ATTEMPTS = env_int("CRM_MAX_ATTEMPTS", 6)  # a lead is tried this many times, then fails with the reason
+CRM_RETRY_BASE = env_float("CRM_RETRY_BASE", 30.0)  # seconds before the first retry, doubled each time
+# A CRM address on http:// (not https://): the demo and the tests' fake CRMs only.
+CRM_ALLOW_HTTP = env_bool("CRM_ALLOW_HTTP", CRAWL_ALLOW_PRIVATE)
+
 # --- Feedback layer: review queue, Gaps, digest (review/, feedback/) ---
 from celery.schedules import crontab  # noqa: E402
 

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 
 from answers import replies
 from bots.models import Bot
-from chat import events, services, webhooks, writes
+from chat import events, services, signals, webhooks, writes
 from chat.exceptions import ConversationClosed, InvalidField, LeadUnavailable
 from chat.frames import LeadForm
 from chat.models import Conversation, Lead, Message
@@ -97,6 +97,7 @@ def lead_submit(*, conversation: Conversation, form: LeadForm) -> tuple[Lead, li
         note = services.system_note(current, "lead_saved", name=lead.name, contact=lead.contact)
         events.publish(current, messages=[note])
         webhooks.webhook_emit(bot=bot, event=webhooks.LEAD_CREATED, conversation=current, lead=lead)
+        signals.lead_created_on_commit(lead)
     return lead, [note]
 
 

@@ -27,7 +27,7 @@ import logging
 from django.db import transaction
 from django.dispatch import Signal
 
-from chat.models import Conversation, Message
+from chat.models import Conversation, Lead, Message
 
 logger = logging.getLogger("spravka.chat")
 
@@ -35,6 +35,7 @@ message_flagged = Signal()
 visitor_told = Signal()
 conversation_waiting = Signal()
 conversation_taken = Signal()
+lead_created = Signal()
 
 
 def flagged_on_commit(message: Message) -> None:
@@ -93,5 +94,18 @@ def taken_on_commit(conversation: Conversation, holder: str) -> None:
             if isinstance(result, Exception):
                 logger.error("conversation_taken receiver %r failed for conversation %s", receiver,
                              conversation_id, exc_info=result)
+
+    transaction.on_commit(send)
+
+
+def lead_created_on_commit(lead: Lead) -> None:
+    """Send `lead_created` once the caller's transaction commits; a failing receiver is logged and
+    never fails the visitor's form: the lead is already stored."""
+    lead_id, bot_id = lead.pk, lead.bot_id
+
+    def send() -> None:
+        for receiver, result in lead_created.send_robust(sender=Lead, lead_id=lead_id, bot_id=bot_id):
+            if isinstance(result, Exception):
+                logger.error("lead_created receiver %r failed for lead %s", receiver, lead_id, exc_info=result)
 
     transaction.on_commit(send)

@@ -37,6 +37,7 @@ from bots.models import ApiKey, Bot, Membership
 from bots.services import membership_add
 from chat import services as chat_services
 from chat.models import Conversation, Lead, Message, WebhookDelivery
+from crm.models import CrmDelivery
 from feedback.models import Gap, Outcome
 from inbox.models import CannedReply
 from knowledge.catalog.models import CatalogImport, CatalogOffer, OrderEndpoint, OrderLookup
@@ -205,6 +206,11 @@ def _delivery(t: str, bot: Bot) -> Delivery:
                                    status=Delivery.Status.FAILED)
 
 
+def _crm_delivery(t: str, bot: Bot) -> CrmDelivery:
+    return CrmDelivery.objects.create(bot=bot, lead=bot.leads.get(), kind="amocrm", account=f"https://{t}.amocrm.ru",
+                                      error=marker(t, CrmDelivery), status=CrmDelivery.Status.FAILED)
+
+
 # In order: later rows need earlier ones (a crawl run needs its source).
 ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     Bot: _bot, Source: _source, CrawlRun: _crawlrun, Page: _page, Entry: _entry, Usage: _usage,
@@ -215,7 +221,7 @@ ROWS: dict[type[models.Model], Callable[[str, Bot], models.Model]] = {
     OrderEndpoint: _order_endpoint, OrderLookup: _order_lookup, CatalogOffer: _catalog_offer,
     CatalogImport: _catalog_import,
     InvitationRule: _invitation_rule, InvitationShow: _invitation_show, CannedReply: _canned_reply,
-    Connection: _connection, Delivery: _delivery,
+    Connection: _connection, Delivery: _delivery, CrmDelivery: _crm_delivery,
 }
 
 

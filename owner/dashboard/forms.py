@@ -89,3 +89,46 @@ class MaxForm(forms.Form):
         help_text=_("business.max.ru: «Чат-боты» → ⋮ → «Настройки». Токен хранится зашифрованным и больше не "
                     "показывается."),
     )
+
+
+class CrmForm(forms.Form):
+    """The bot's CRM: none, amoCRM (the account's address and a long-lived token) or Bitrix24 (an
+    inbound webhook's address). The addresses and the key are checked in crm/services.py."""
+
+    prefix = "crm"
+    CHOICES = (("none", _("Не отправлять")), ("amocrm", "amoCRM"), ("bitrix24", _("Битрикс24")))
+
+    kind = forms.ChoiceField(label=_("Куда отправлять заявки"), choices=CHOICES, widget=forms.RadioSelect,
+                             error_messages={"required": _("Выберите CRM."),
+                                             "invalid_choice": _("Выберите CRM из списка.")})
+    amocrm_url = forms.CharField(
+        label=_("Адрес аккаунта amoCRM"), max_length=300, required=False, strip=True,
+        widget=forms.TextInput(attrs={"placeholder": "company.amocrm.ru", "inputmode": "url", "spellcheck": "false",
+                                      "autocomplete": "off"}),
+        help_text=_("Как в адресной строке, когда вы в amoCRM: company.amocrm.ru (или только company)."),
+    )
+    amocrm_token = forms.CharField(
+        label=_("Долгосрочный токен"), max_length=4000, required=False, strip=True,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        help_text=_("amoCRM → «amoМаркет» → «Создать интеграцию» (внешняя) → «Ключи и доступы» → «Долгосрочный "
+                    "токен». Хранится зашифрованным и больше не показывается."),
+    )
+    bitrix24_url = forms.CharField(
+        label=_("Адрес входящего вебхука"), max_length=500, required=False, strip=True,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "spellcheck": "false",
+                                          "placeholder": "https://company.bitrix24.ru/rest/1/abc123xyz/"}),
+        help_text=_("Битрикс24 → «Разработчикам» → «Другое» → «Входящий вебхук» с правом «CRM (crm)». В адресе "
+                    "есть секретный код: он хранится зашифрованным и больше не показывается."),
+    )
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        kind = data.get("kind")
+        if kind == "amocrm":
+            if not data.get("amocrm_url"):
+                self.add_error("amocrm_url", _("Укажите адрес аккаунта amoCRM, например company.amocrm.ru."))
+            if not data.get("amocrm_token"):
+                self.add_error("amocrm_token", _("Вставьте долгосрочный токен из настроек интеграции amoCRM."))
+        elif kind == "bitrix24" and not data.get("bitrix24_url"):
+            self.add_error("bitrix24_url", _("Вставьте адрес входящего вебхука Битрикс24."))
+        return data

@@ -1,6 +1,7 @@
 """Local fakes of services at the network edge. `fake_llm` starts the fake Messages API (and
 OpenAI-compatible endpoint) and points the settings at it; `fake_telegram` does the same for the
-Telegram Bot API, `fake_vk` for the VK API, `fake_max` for the MAX Bot API. Import them into a
+Telegram Bot API, `fake_vk` for the VK API, `fake_max` for the MAX Bot API; `fake_amocrm` and
+`fake_bitrix24` start a fake CRM (its address is what the owner types). Import them into a
 conftest to use them: `from tests.fakes import fake_llm  # noqa: F401`."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.amocrm_api import FakeAmoCRM
+from tests.fakes.bitrix24_api import FakeBitrix24
 from tests.fakes.max_api import FakeMax
 from tests.fakes.messages_api import FakeLLMServer
 from tests.fakes.telegram_api import FakeTelegram
@@ -78,6 +81,26 @@ def fake_max(settings: Any) -> Iterator[FakeMax]:
     server = FakeMax().start()
     server.add_bot(FAKE_MAX_TOKEN)
     settings.MAX_API_BASE = server.url
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_amocrm() -> Iterator[FakeAmoCRM]:
+    """The fake amoCRM account: its `url` is the account's address, its `token` the long-lived token."""
+    server = FakeAmoCRM().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_bitrix24() -> Iterator[FakeBitrix24]:
+    """The fake Bitrix24 portal: its `webhook` is the inbound webhook's address."""
+    server = FakeBitrix24().start()
     try:
         yield server
     finally:

@@ -1,1 +1,1 @@
-from tests.fakes import fake_max, fake_telegram, fake_vk  # noqa: F401
+from tests.fakes import fake_amocrm, fake_bitrix24, fake_max, fake_telegram, fake_vk  # noqa: F401
