@@ -19,11 +19,12 @@ from typing import Any, Final
 
 from django.db import IntegrityError, transaction
 
-from chat import events, frames, writes
+from chat import events, frames, services, writes
 from chat.exceptions import CsatRefused
 from chat.models import Conversation, ConversationRating
 
 MAX_COMMENT: Final = frames.MAX_CSAT_COMMENT
+OUTCOME_RESOLVED_BY_BOT: Final = "resolved_by_bot"
 STARS: Final = range(1, 6)
 
 
@@ -39,6 +40,20 @@ def csat_ask_on_commit(conversation: Conversation) -> None:
     """After commit, the visitor's open widgets show the stars for this conversation."""
     if csat_wanted(conversation):
         events.publish_csat_ask(conversation.pk)
+
+
+def conversation_resolved_by_bot(*, conversation_id: int) -> bool:
+    """A conversation the bot answered on its own went quiet (feedback's outcome «answered»): with
+    the bot's `csat_after_bot` on, it is closed (the visitor's next message starts a new one) and
+    the visitor's open widget asks for stars. False, nothing changed, when the option is off or the
+    conversation is no longer the bot's alone (a person asked for or present, or closed)."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        if conversation.state != Conversation.State.BOT or not conversation.bot.csat_after_bot:
+            return False
+        services.close_locked(conversation, outcome=OUTCOME_RESOLVED_BY_BOT)
+        csat_ask_on_commit(conversation)
+    return True
 
 
 def csat_submit(

@@ -12,6 +12,7 @@ from django.db.models import Count, DateTimeField, F, Func, IntegerField, Value
 from django.utils import formats, timezone
 
 from bots.models import Bot
+from chat import csat as chat_csat
 from chat import selectors as chat_selectors
 from feedback.gaps import week_starts
 from feedback.models import GapQuestion, Outcome
@@ -57,6 +58,10 @@ def outcomes_refresh(*, bot: Bot, now: Any = None) -> int:
             changed.append(row)
     Outcome.objects.bulk_create(new, ignore_conflicts=True)
     Outcome.objects.bulk_update(changed, ["kind", "updated_at"])
+    if bot.csat_after_bot:  # the owner wants stars for these too: the chat closes each and asks
+        for fact in facts:
+            if fact.state == "bot" and outcome_of(fact) == Kind.ANSWERED:
+                chat_csat.conversation_resolved_by_bot(conversation_id=fact.conversation_id)
     return len(new) + len(changed)
 
 

@@ -110,7 +110,9 @@ def operator_numbers(*, bot: Bot, days: int, weeks: int) -> OperatorNumbers:
     def row(operator_id: int | None, name: str) -> OperatorRow:
         key = operator_id if operator_id is not None else f"name:{name}"
         if key not in rows:
-            rows[key] = OperatorRow(name=name or _("оператор удалён"), weekly_counts=[0] * weeks,
+            # No operator and no name: a conversation the bot resolved alone (the bot's csat_after_bot);
+            # a deleted operator's ratings keep their name.
+            rows[key] = OperatorRow(name=name or _("Бот, без оператора"), weekly_counts=[0] * weeks,
                                     weekly_sums=[0.0] * weeks)
         return rows[key]
 

@@ -159,3 +159,31 @@ def test_a_conversation_the_visitor_s_side_closed_asks_nothing_unless_the_owner_
     bot_operators_set(bot=shop, sla_minutes=5, csat_after_bot=True)
     conversation = Conversation.objects.select_related("bot").get(pk=conversation.pk)
     assert csat_wanted(conversation)
+
+
+async def test_a_conversation_the_bot_resolved_asks_for_stars_when_the_owner_wants_it(knowledge, shop, connect):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from feedback.outcomes import outcomes_refresh
+    from tests.chat.conftest import DELIVERY_QUESTION
+
+    client = await connect(shop)
+    welcome = await client.hello("v_resolved")
+    await client.ask(DELIVERY_QUESTION, "q1")
+    later = timezone.now() + timedelta(hours=1)
+    await in_db(outcomes_refresh)(bot=shop, now=later)  # the option is off: the conversation stays open
+    assert await client.ws.receive_nothing(timeout=0.5)
+    assert (await in_db(Conversation.objects.get)(pk=welcome["conversation_id"])).state == "bot"
+
+    await in_db(bot_operators_set)(bot=shop, sla_minutes=5, csat_after_bot=True)
+    await in_db(outcomes_refresh)(bot=shop, now=later)
+    assert await client.recv() == {"type": "state", "state": "closed"}
+    assert await client.recv() == {"type": "csat_ask", "conversation_id": welcome["conversation_id"]}
+    await client.send(type="csat", conversation_id=welcome["conversation_id"], stars=5, comment="Всё понятно")
+    assert (await client.recv())["type"] == "csat_saved"
+    rating = await in_db(ConversationRating.objects.get)(conversation_id=welcome["conversation_id"])
+    assert rating.operator_id is None and rating.operator_name == ""
+    conversation = await in_db(Conversation.objects.get)(pk=welcome["conversation_id"])
+    assert conversation.outcome == "resolved_by_bot" and conversation.closed_by_id is None

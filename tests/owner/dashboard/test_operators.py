@@ -91,3 +91,11 @@ def test_the_numbers_read_in_english(owner_client, bot, django_user_model):
     cells, row = row_of(html, "Anna")
     assert cells == {"average": "4.0", "count": "1 rating", "first_reply": "2 min", "resolution": "12 min"}
     assert "1 conversation closed" in row and "Operators" in html
+
+
+def test_ratings_of_conversations_the_bot_resolved_have_a_row_of_their_own(owner_client, bot):
+    conversation = Conversation.objects.create(bot=bot, visitor_id="v_bot", state="closed", closed_at=timezone.now())
+    ConversationRating.objects.create(bot=bot, conversation=conversation, stars=5)
+    html = owner_client.get("/b/demo/").content.decode()
+    cells, _row = row_of(html, "Бот, без оператора")
+    assert cells["average"] == "5,0" and cells["count"] == "1 оценка" and cells["first_reply"] == "—"
