@@ -410,6 +410,8 @@ CRM_MAX_ATTEMPTS = env_int("CRM_MAX_ATTEMPTS", 6)  # a lead is tried this many t
 CRM_RETRY_BASE = env_float("CRM_RETRY_BASE", 30.0)  # seconds before the first retry, doubled each time
 # A CRM address on http:// (not https://): the demo and the tests' fake CRMs only.
 CRM_ALLOW_HTTP = env_bool("CRM_ALLOW_HTTP", CRAWL_ALLOW_PRIVATE)
+# Leads whose queueing for the CRM was lost (a process stopped right after the lead's commit).
+CELERY_BEAT_SCHEDULE |= {"crm-sweep": {"task": "crm.delivery.crm_sweep", "schedule": 600.0}}
 
 # --- Feedback layer: review queue, Gaps, digest (review/, feedback/) ---
 from celery.schedules import crontab  # noqa: E402

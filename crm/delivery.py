@@ -11,6 +11,9 @@ What must stay true:
 - Nothing is made twice: the delivery is claimed before its calls (`claimed_at`; a claim older than
   CLAIM_SECONDS belonged to a process that died), and the CRM's lead number is saved as soon as the
   CRM gives it, so a retry goes on with the transcript's note, never with a second lead.
+- A committed lead is never lost on the way: one whose queueing did not happen (the process
+  stopped between the lead's commit and its signal) is queued by the sweep (`crm_sweep`, every ten
+  minutes) once it is SWEEP_GRACE old, if the CRM was connected when it came.
 - One contact, one CRM lead per bot: a lead whose phone or e-mail matches one already delivered to
   the same account adds its transcript to that CRM lead as a note; while an earlier lead of the
   same contact is still on its way, the later one waits for it (no attempt counted).
@@ -40,6 +43,8 @@ from crm.models import CrmConnection, CrmDelivery, Kind
 logger = logging.getLogger("spravka.crm")
 
 CLAIM_SECONDS: Final = 120
+SWEEP_GRACE: Final = timedelta(minutes=5)
+SWEEP_WINDOW: Final = timedelta(days=1)
 WAIT_FOR_EARLIER: Final = 5.0  # seconds a later lead of the same contact waits for the earlier one
 Status = CrmDelivery.Status
 
@@ -97,6 +102,30 @@ def delivery_for_lead(*, lead_id: int) -> CrmDelivery | None:
         return None
     deliver_soon(delivery.pk)
     return delivery
+
+
+def leads_sweep(*, now: Any = None) -> int:
+    """Queue the leads of the last SWEEP_WINDOW that came while their bot's CRM was connected and
+    have no delivery to it yet, once they are SWEEP_GRACE old (the signal's own queueing comes
+    first). The number queued."""
+    now = now or timezone.now()
+    queued = 0
+    working = CrmConnection.objects.exclude(status=CrmConnection.Status.DISCONNECTED).exclude(connected_at=None)
+    for connection in working:
+        since = max(connection.connected_at, now - SWEEP_WINDOW)
+        missing = (Lead.objects.filter(bot_id=connection.bot_id, created_at__gte=since,
+                                       created_at__lt=now - SWEEP_GRACE)
+                   .exclude(crm_deliveries__account=connection.account).values_list("pk", flat=True))
+        queued += sum(1 for lead_id in missing if delivery_for_lead(lead_id=lead_id) is not None)
+    return queued
+
+
+@shared_task
+def crm_sweep() -> None:
+    """The sweep (Celery beat): leads whose queueing was lost."""
+    count = leads_sweep()
+    if count:
+        logger.warning("the CRM sweep queued %s lead(s) whose queueing was lost", count)
 
 
 def deliver_soon(delivery_id: int) -> None:
