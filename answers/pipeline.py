@@ -209,6 +209,21 @@ def answer_by_rules(*, bot: Bot, text: str) -> tuple[Reading, Reply | None]:
     return read, ruled
 
 
+def knowledge_for(*, bot: Bot, text: str) -> list[SearchResult]:
+    """What step 2 of the chain would put in the prompt for `text`: the same reading (a greeting
+    stripped), the same search and the same cut (score >= match, at most prompt.MAX_SOURCES), best
+    first. The operators' copilot shows these passages, so it sees exactly what the bot would."""
+    read = read_text(bot, text)
+    turn = Turn(bot=bot, history=[], language=read.language)
+    return [source.result for source in _search(turn, read.intent.rest or text).sources]
+
+
+def asks_knowledge(text: str) -> bool:
+    """Whether the chain would search the knowledge for `text` (not a greeting, thanks, a request
+    for a person, an order number): which of a visitor's messages is their question."""
+    return classify(text).name in _SEARCH_INTENTS
+
+
 def _rules(turn: Turn, text: str, intent: Intent | None = None) -> tuple[Intent, Reply | None]:
     """Step 1 of the chain: what the rules make of `text` (unless already read: `intent`), and their
     reply when that is final."""

@@ -80,6 +80,11 @@ def owed_after_return(*, message_id: int) -> Message | None:
     return message if owed is not None and owed.pk == message.pk else None
 
 
+def last_visitor_messages(conversation: Conversation, limit: int = 5) -> list[Message]:
+    """The visitor's latest messages, newest first: where an operator's copilot finds the question."""
+    return list(Message.objects.filter(conversation=conversation, role=Message.Role.VISITOR).order_by("-id")[:limit])
+
+
 def history_before(message: Message, limit: int = HISTORY_MESSAGES) -> list[tuple[str, str]]:
     """The turns before `message`, oldest first, as (role, text); system notes are left out."""
     rows = (

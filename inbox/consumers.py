@@ -29,7 +29,7 @@ from chat import handoff, selectors
 from chat.consumers import DbThreadsConsumer, _db
 from chat.events import bot_feed_group
 from chat.exceptions import ChatError, HelloRequired, ServerError
-from inbox import canned, frames
+from inbox import canned, copilot, frames
 from inbox.access import access_conversation, access_conversation_id, inbox_bot_ids
 
 logger = logging.getLogger("spravka.inbox")
@@ -81,6 +81,11 @@ def _send_message(user: Any, frame: frames.SendMessage, bot_ids: set[int]) -> di
 def _typing(user: Any, frame: frames.Typing, bot_ids: set[int]) -> None:
     conversation_id = access_conversation_id(user, frame.conversation_id, bot_ids=bot_ids)
     handoff.operator_typing(conversation_id=conversation_id, on=frame.on)
+
+
+def _suggest(user: Any, frame: frames.Suggest, bot_ids: set[int]) -> dict[str, Any]:
+    conversation = access_conversation(user, frame.conversation_id, bot_ids=bot_ids)
+    return copilot.suggestions_for(conversation=conversation)
 
 
 def scope_language(scope: dict[str, Any]) -> str:
@@ -173,6 +178,8 @@ class InboxConsumer(DbThreadsConsumer):
                               "conversation_id": frame.conversation_id, "message": message})
         elif isinstance(frame, frames.Typing):
             await _db(_typing)(self.user, frame, self.bot_ids)
+        elif isinstance(frame, frames.Suggest):
+            await self._send(await _db(_suggest)(self.user, frame, self.bot_ids))
         elif frame.kind == "open":
             transcript = await _db(_open)(self.user, frame.conversation_id, self.bot_ids)
             self.opened.add(frame.conversation_id)

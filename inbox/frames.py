@@ -46,7 +46,14 @@ class Typing:
     on: bool
 
 
-OperatorFrame = Hello | Ping | Action | SendMessage | Typing
+@dataclass(frozen=True)
+class Suggest:
+    """The copilot's passages for the visitor's last question (inbox/copilot.py)."""
+
+    conversation_id: int
+
+
+OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest
 ACTIONS: Final = frozenset({"open", "take", "release", "close"})
 
 
@@ -75,6 +82,7 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], OperatorFrame]]] = {
     "ping": lambda _data: Ping(),
     "message": _message,
     "typing": _typing,
+    "suggest": lambda data: Suggest(_conversation_id(data)),
     **{kind: (lambda data, kind=kind: Action(kind, _conversation_id(data))) for kind in ACTIONS},  # type: ignore[misc]
 }
 

@@ -42,6 +42,8 @@ def _texts() -> dict[str, Any]:
         "offline": _("Нет связи. Переподключаемся…"),
         "refused": _("Входящие открываются только с адреса этого сервера."), "error": _("Что-то пошло не так."),
         "canned_empty": _("Нет шаблонов на «{q}»"),
+        "copilot_insert": _("Вставить"), "copilot_question": _("Вопрос: {q}"),
+        "copilot_insert_label": _("Вставить в ответ: {title}"),
         "channels": {"telegram": "Telegram", "vk": _("ВКонтакте"), "max": "MAX"},
         "roles": {"visitor": _("Посетитель"), "bot": _("Бот"), "operator": _("Оператор"), "system": _("Система")},
         "states": {

@@ -496,6 +496,8 @@
       try { frame = JSON.parse(e.data); } catch (err) { return; }
       const handler = frame && HANDLERS[frame.type];
       if (handler) handler(frame);
+      // Other scripts of the page (inbox-copilot.js) hear every frame too.
+      if (frame) document.dispatchEvent(new CustomEvent("spravka:inbox-frame", { detail: frame }));
     };
     ws.onclose = (e) => {
       if (ws !== state.ws) return;
@@ -553,6 +555,8 @@
   };
 
   /* ---------- start ---------- */
+
+  window.spravkaInbox = { send: send }; // the page's other scripts send their frames on this socket
 
   document.querySelectorAll("[data-action]").forEach((b) => {
     b.addEventListener("click", () => {
