@@ -45,6 +45,12 @@ def ratings_by_operator_week(*, bot: Bot, starts: Sequence[datetime]) -> list[We
             for r in rows]
 
 
+def recent_comments(*, bot: Bot, since: datetime, limit: int = 5) -> list[ConversationRating]:
+    """The latest ratings of `bot` since `since` that came with words, newest first."""
+    return list(ConversationRating.objects.filter(bot=bot, created_at__gte=since).exclude(comment="")
+                .order_by("-created_at")[:limit])
+
+
 @dataclass(frozen=True)
 class ClosedByOperator:
     operator_id: int

@@ -19,7 +19,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from bots.models import Bot
-from chat.operator_numbers import conversations_closed_by_operators, ratings_by_operator_week
+from chat.models import ConversationRating
+from chat.operator_numbers import conversations_closed_by_operators, ratings_by_operator_week, recent_comments
 from feedback.gaps import week_starts
 
 
@@ -90,6 +91,7 @@ class OperatorNumbers:
     weeks: list[str]
     rows: list[OperatorRow]
     sla_minutes: int
+    comments: list[ConversationRating] = field(default_factory=list)
 
     @property
     def chart(self) -> dict[str, Any]:
@@ -135,4 +137,4 @@ def operator_numbers(*, bot: Bot, days: int, weeks: int) -> OperatorNumbers:
                 target.sla_missed += 1
     labels = [formats.date_format(s.date(), "MONTH_DAY_FORMAT") for s in starts]
     return OperatorNumbers(weeks=labels, rows=sorted(rows.values(), key=lambda r: r.name.lower()),
-                           sla_minutes=bot.operator_sla_minutes)
+                           sla_minutes=bot.operator_sla_minutes, comments=recent_comments(bot=bot, since=since))

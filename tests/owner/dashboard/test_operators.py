@@ -21,7 +21,7 @@ def _user(django_user_model, email, first_name):
                                                  first_name=first_name)
 
 
-def closed_by(bot, operator, *, visitor, asked_ago, reply_after, close_after, stars=None, name=None):
+def closed_by(bot, operator, *, visitor, asked_ago, reply_after, close_after, stars=None, name=None, comment=""):
     """A conversation where the visitor asked for a person `asked_ago` ago, `operator` wrote
     `reply_after` later and closed it `close_after` after the request; rated with `stars`."""
     asked = timezone.now() - asked_ago
@@ -36,7 +36,8 @@ def closed_by(bot, operator, *, visitor, asked_ago, reply_after, close_after, st
                                                            assigned_to=operator)
     if stars is not None:
         rating = ConversationRating.objects.create(bot=bot, conversation=conversation, operator=operator,
-                                                   operator_name=name or operator.first_name, stars=stars)
+                                                   operator_name=name or operator.first_name, stars=stars,
+                                                   comment=comment)
         ConversationRating.objects.filter(pk=rating.pk).update(created_at=asked + close_after)
     return conversation
 
@@ -53,7 +54,7 @@ def test_each_operator_has_their_stars_and_times(owner_client, bot, other_bot, d
     boris = _user(django_user_model, "boris@shop.example", "Борис")
     minute = timedelta(minutes=1)
     closed_by(bot, anna, visitor="v1", asked_ago=timedelta(hours=5), reply_after=2 * minute, close_after=12 * minute,
-              stars=4)
+              stars=4, comment="<b>Спасибо</b>, всё ясно")
     closed_by(bot, anna, visitor="v2", asked_ago=timedelta(hours=4), reply_after=4 * minute, close_after=20 * minute,
               stars=5)
     closed_by(bot, anna, visitor="v3", asked_ago=timedelta(hours=3), reply_after=9 * minute, close_after=30 * minute)
@@ -71,6 +72,8 @@ def test_each_operator_has_their_stars_and_times(owner_client, bot, other_bot, d
     boris_cells, _row = row_of(html, "Борис")
     assert boris_cells == {"average": "2,0", "count": "1 оценка", "first_reply": "30 с", "resolution": "1 ч 30 мин"}
     assert "Ольга" not in html
+    assert "&lt;b&gt;Спасибо&lt;/b&gt;, всё ясно" in html and "<b>Спасибо" not in html  # the visitor's words, escaped
+    assert 'aria-label="4 из 5">★★★★☆<' in html
     assert "Обещанный первый ответ: в течение 5 мин." in html
     csat = chart_data(html)["csat"]
     assert [o["name"] for o in csat["operators"]] == ["Анна", "Борис"]
