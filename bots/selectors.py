@@ -6,6 +6,7 @@ import re
 from collections.abc import Collection
 from typing import Any, Final
 
+from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
 from bots.models import Bot, Membership
@@ -54,6 +55,13 @@ def inbox_users(bot_id: int) -> Q:
     operator of the bot."""
     members = Membership.objects.filter(bot_id=bot_id, role__in=list(INBOX_ROLES)).values("user_id")
     return Q(is_active=True) & (Q(is_superuser=True) | Q(pk__in=members))
+
+
+def inbox_members(bot_id: int) -> QuerySet[Any]:
+    """The bot's active owners and operators (no superuser without a membership), by name: whom a
+    conversation may be handed to."""
+    members = Membership.objects.filter(bot_id=bot_id, role__in=list(INBOX_ROLES)).values("user_id")
+    return get_user_model().objects.filter(is_active=True, pk__in=members).order_by("first_name", "username")
 
 
 def bot_by_slug(slug: str) -> Bot:

@@ -172,6 +172,13 @@ def publish(
             conversation, [message.pk for message in messages], state if state_changed else "")
 
 
+def publish_to_feed(bot_id: int, event: dict[str, Any]) -> None:
+    """After commit: an event of an app above chat (the inbox's notes) to the bot's feed, in order
+    with chat's own events; chat does not read it."""
+    events: list[Event] = [(bot_feed_group(bot_id), {**event, "bot_id": bot_id})]
+    transaction.on_commit(lambda: _send_all(events))
+
+
 def publish_typing(conversation_id: int, *, on: bool, by: str) -> None:
     """Typing is not stored: it goes straight to the visitor's sockets."""
     _send_all([(conversation_group(conversation_id), {"type": "chat.typing", "on": on, "by": by})])

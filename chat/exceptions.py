@@ -160,3 +160,11 @@ class CsatRefused(ChatError):
         self.key = key
         self.field = field
         super().__init__(**values)
+
+
+class TransferRefused(ChatError):
+    """A conversation cannot be handed over: not held by the one handing it, or the receiver is no
+    operator of its bot. Always raised with its own text (marked with gettext_noop), so the
+    operator's socket says it in the operator's language."""
+
+    code = "transfer_refused"

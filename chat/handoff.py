@@ -1,8 +1,8 @@
-"""The operator's side of a conversation: take it, write to the visitor, hand it back to the bot,
-close it. The operators' inbox (assistant/inbox) calls these after checking the operator may see
-the conversation at all (`inbox.access`). The moves themselves, with the rules of who may move
-whose conversation where, are `states.py`'s; around them this module writes the notes the visitor
-sees, the webhooks and the events.
+"""The operator's side of a conversation: take it, write to the visitor, hand it back to the bot or
+to another operator of its bot, close it. The operators' inbox (assistant/inbox) calls these after
+checking the operator may see the conversation at all (`inbox.access`). The moves themselves, with
+the rules of who may move whose conversation where, are `states.py`'s; around them this module
+writes the notes the visitor sees, the webhooks and the events.
 
 What must stay true:
 - Every change locks the conversation row first (`services.locked`): twenty operators pressing
@@ -22,8 +22,11 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from bots.selectors import inbox_members
 from chat import csat, events, frames, returns, selectors, services, signals, states, webhooks, writes
+from chat.exceptions import TransferRefused
 from chat.models import Conversation, Message
 
 State = Conversation.State
@@ -106,6 +109,22 @@ def conversation_finish(*, conversation_id: int, operator: Any) -> Conversation:
         note = services.system_note(conversation, "operator_closed")
         if services.close_locked(conversation, outcome=OUTCOME_CLOSED_BY_OPERATOR, messages=[note], by=operator):
             csat.csat_ask_on_commit(conversation)  # after the note and the state: the stars come last
+    return conversation
+
+
+def conversation_transfer(*, conversation_id: int, operator: Any, to_id: int) -> Conversation:
+    """The holder hands the conversation to `to_id`, another operator (or owner) of its bot, who
+    then holds it; the visitor learns who answers now. Anyone else (another bot's operator, a
+    non-member, an unknown id) is TransferRefused and nothing changes."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        to = inbox_members(conversation.bot_id).filter(pk=to_id).first()
+        if to is None:
+            raise TransferRefused(gettext_noop("Передать разговор можно только оператору этого бота."))
+        if not states.to_another_operator(conversation, operator, to):
+            return conversation
+        note = services.system_note(conversation, "operator_joined", name=frames.display_name(to))
+        events.publish(conversation, messages=[note], to_visitor=True)
     return conversation
 
 

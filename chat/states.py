@@ -10,6 +10,8 @@ other module from assigning a state.
         │ └────────── to_operator (unasked) ───────────────────┘   │
         └─────────────────── back_to_bot ──────────────────────────┘
 
+    operator ── to_another_operator ──▶ operator (another holder)
+
     bot | waiting_operator | operator ──── to_closed ────▶ closed (final)
 
 Who makes each move:
@@ -19,6 +21,8 @@ Who makes each move:
   it, from `waiting_operator` or unasked from `bot`. The visitor then learns who answers.
 - back_to_bot: the operator's side (handoff): the holder (or any operator, for one still waiting)
   gives it back to the bot, which answers the next message again.
+- to_another_operator: the holder (handoff.conversation_transfer) hands it to another operator of
+  the same bot; the state stays `operator`, only the holder changes.
 - to_closed: either side: the visitor's side (services.conversation_close: `ask`, evaluations),
   the operator's (handoff.conversation_finish). Closed is final: the visitor's next hello opens a
   new conversation.
@@ -43,7 +47,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from chat import frames
-from chat.exceptions import AlreadyTaken, ConversationClosed
+from chat.exceptions import AlreadyTaken, ConversationClosed, TransferRefused
 from chat.models import Conversation
 
 State = Conversation.State
@@ -101,6 +105,20 @@ def back_to_bot(conversation: Conversation, operator: Any) -> bool:
     conversation.state, conversation.assigned_to = State.BOT, None
     conversation.waiting_since = None
     conversation.save(update_fields=["state", "assigned_to", "waiting_since", "updated_at"])
+    return True
+
+
+def to_another_operator(conversation: Conversation, operator: Any, to: Any) -> bool:
+    """operator → operator: the holder `operator` hands it to `to` (whom the caller has checked is
+    an operator of the bot). False, nothing changed, when `to` is the holder; ConversationClosed,
+    AlreadyTaken, or TransferRefused when `operator` does not hold it."""
+    refuse_if_held_by_another(conversation, operator)
+    if conversation.state != State.OPERATOR:
+        raise TransferRefused(gettext_noop("Передать можно только разговор, который вы ведёте: сначала возьмите его."))
+    if to.pk == operator.pk:
+        return False
+    conversation.assigned_to = to
+    conversation.save(update_fields=["assigned_to", "updated_at"])
     return True
 
 

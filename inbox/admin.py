@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy, ngettext
 
 from bots.admin_scoping import BotScopedAdmin
 from inbox import canned
@@ -17,7 +18,7 @@ from inbox.models import CannedReply
 
 @admin.register(CannedReply)
 class CannedReplyAdmin(BotScopedAdmin):
-    list_display = ("shortcut", "title", "bot", "uses", "updated_at")
+    list_display = ("shortcut", "title", "bot", "used", "updated_at")
     list_display_links = ("shortcut", "title")
     list_select_related = ("bot",)
     list_filter = ("bot",)
@@ -25,6 +26,10 @@ class CannedReplyAdmin(BotScopedAdmin):
     fields = ("bot", "shortcut", "title", "text", "uses")
     readonly_fields = ("uses",)
     ordering = ("bot", "shortcut")
+
+    @admin.display(description=gettext_lazy("использован"), ordering="uses")
+    def used(self, obj: CannedReply) -> str:
+        return ngettext("%(count)s раз", "%(count)s раза", obj.uses) % {"count": obj.uses}
 
     def save_model(self, request: HttpRequest, obj: CannedReply, form: Any, change: bool) -> None:
         canned.canned_reply_save(canned_reply=obj)

@@ -29,7 +29,7 @@ from chat import handoff, selectors
 from chat.consumers import DbThreadsConsumer, _db
 from chat.events import bot_feed_group
 from chat.exceptions import ChatError, HelloRequired, ServerError
-from inbox import canned, copilot, frames
+from inbox import canned, copilot, frames, notes
 from inbox.access import access_conversation, access_conversation_id, inbox_bot_ids
 
 logger = logging.getLogger("spravka.inbox")
@@ -54,6 +54,7 @@ def _open(user: Any, conversation_id: int, bot_ids: set[int]) -> dict[str, Any]:
         "conversation": chat_frames.conversation_json(conversation, last_message=messages[-1] if messages else None),
         "messages": [chat_frames.message_json(m) for m in messages],
         "unanswered": sorted(selectors.unanswered_question_ids(messages)),
+        "notes": [notes.note_json(note) for note in notes.notes_of(conversation)],
     }
 
 
@@ -76,6 +77,16 @@ def _send_message(user: Any, frame: frames.SendMessage, bot_ids: set[int]) -> di
         conversation_id=conversation_id, operator=user, text=frame.text, client_msg_id=frame.client_msg_id
     )
     return chat_frames.message_json(message)
+
+
+def _note(user: Any, frame: frames.AddNote, bot_ids: set[int]) -> dict[str, Any]:
+    conversation = access_conversation(user, frame.conversation_id, bot_ids=bot_ids)
+    return notes.note_json(notes.note_add(conversation=conversation, author=user, text=frame.text))
+
+
+def _transfer(user: Any, frame: frames.Transfer, bot_ids: set[int]) -> None:
+    conversation_id = access_conversation_id(user, frame.conversation_id, bot_ids=bot_ids)
+    handoff.conversation_transfer(conversation_id=conversation_id, operator=user, to_id=frame.to)
 
 
 def _typing(user: Any, frame: frames.Typing, bot_ids: set[int]) -> None:
@@ -180,6 +191,12 @@ class InboxConsumer(DbThreadsConsumer):
             await _db(_typing)(self.user, frame, self.bot_ids)
         elif isinstance(frame, frames.Suggest):
             await self._send(await _db(_suggest)(self.user, frame, self.bot_ids))
+        elif isinstance(frame, frames.AddNote):
+            note = await _db(_note)(self.user, frame, self.bot_ids)
+            self.opened.add(frame.conversation_id)
+            await self._send({"type": "note", "conversation_id": frame.conversation_id, "note": note})
+        elif isinstance(frame, frames.Transfer):
+            await _db(_transfer)(self.user, frame, self.bot_ids)
         elif frame.kind == "open":
             transcript = await _db(_open)(self.user, frame.conversation_id, self.bot_ids)
             self.opened.add(frame.conversation_id)
@@ -223,6 +240,13 @@ class InboxConsumer(DbThreadsConsumer):
         if conversation["id"] in self.opened or holder.get("id") == self.user.pk:
             for message in event.get("messages") or []:
                 await self._send({"type": "message", "conversation_id": conversation["id"], "message": message})
+
+    async def inbox_note(self, event: dict[str, Any]) -> None:
+        """A note (inbox/notes.py) for the sockets that have its conversation open."""
+        if self.bot_ids is None or event.get("bot_id") not in self.bot_ids:
+            return
+        if event["conversation_id"] in self.opened:
+            await self._send({"type": "note", "conversation_id": event["conversation_id"], "note": event["note"]})
 
     async def _send(self, frame: dict[str, Any]) -> None:
         if self.gone:

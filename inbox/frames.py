@@ -53,7 +53,23 @@ class Suggest:
     conversation_id: int
 
 
-OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest
+@dataclass(frozen=True)
+class AddNote:
+    """A note in the transcript for the bot's operators; the visitor never sees it."""
+
+    conversation_id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Hand a conversation one holds to another operator of its bot (`to`: their user id)."""
+
+    conversation_id: int
+    to: int
+
+
+OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest | AddNote | Transfer
 ACTIONS: Final = frozenset({"open", "take", "release", "close"})
 
 
@@ -77,12 +93,21 @@ def _typing(data: dict[str, Any]) -> Typing:
     return Typing(_conversation_id(data), on)
 
 
+def _transfer(data: dict[str, Any]) -> Transfer:
+    to = field_int(data, "to")
+    if to is None or not 0 < to < 2**63:
+        raise BadFrame(gettext_noop("Не удалось разобрать сообщение: поле «to» должно быть номером оператора."))
+    return Transfer(_conversation_id(data), to)
+
+
 _PARSERS: Final[dict[str, Callable[[dict[str, Any]], OperatorFrame]]] = {
     "hello": lambda _data: Hello(),
     "ping": lambda _data: Ping(),
     "message": _message,
     "typing": _typing,
     "suggest": lambda data: Suggest(_conversation_id(data)),
+    "note": lambda data: AddNote(_conversation_id(data), field_str(data, "text")),
+    "transfer": _transfer,
     **{kind: (lambda data, kind=kind: Action(kind, _conversation_id(data))) for kind in ACTIONS},  # type: ignore[misc]
 }
 

@@ -21,11 +21,12 @@ from django.utils.timesince import timesince
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from bots.selectors import inbox_members
 from chat import frames as chat_frames
 from chat import leads, selectors
 from chat.exceptions import NotFound
 from chat.models import Conversation
-from inbox import canned
+from inbox import canned, notes
 from inbox.access import access_conversation, inbox_bot_ids
 
 LEADS_PAGE = 200
@@ -41,7 +42,7 @@ def _texts() -> dict[str, Any]:
         "source": _("Источник"), "card": _("Товар"), "out_of_stock": _("нет в наличии"),
         "offline": _("Нет связи. Переподключаемся…"),
         "refused": _("Входящие открываются только с адреса этого сервера."), "error": _("Что-то пошло не так."),
-        "canned_empty": _("Нет шаблонов на «{q}»"),
+        "canned_empty": _("Нет шаблонов на «{q}»"), "note": _("Заметка"),
         "copilot_insert": _("Вставить"), "copilot_question": _("Вопрос: {q}"),
         "copilot_insert_label": _("Вставить в ответ: {title}"),
         "channels": {"telegram": "Telegram", "vk": _("ВКонтакте"), "max": "MAX"},
@@ -108,6 +109,13 @@ def _context(request: HttpRequest, bot_ids: set[int], *, rows: bool = True, **ex
     }
 
 
+def _transcript(messages: list[Any], notes_: list[Any]) -> list[tuple[str, Any]]:
+    """Messages and operators' notes in the order they were written, for templates/inbox/inbox.html."""
+    items = [("message", m) for m in messages] + [("note", n) for n in notes_ if not messages
+                                                   or n.created_at >= messages[0].created_at]
+    return sorted(items, key=lambda item: item[1].created_at)
+
+
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     """The queue: waiting conversations first (longest wait on top), mine, recent."""
@@ -124,11 +132,15 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
     except NotFound as exc:
         raise Http404(exc.message) from exc
     messages = selectors.transcript(current)
+    name = chat_frames.display_name(request.user)
     context = _context(
         request, bot_ids, title=_("Разговор #%(id)s") % {"id": current.pk}, current=current, messages=messages,
         unanswered=selectors.unanswered_question_ids(messages),
         mine=current.assigned_to_id == request.user.pk,
-        canned=canned.canned_replies_for(current, operator_name=chat_frames.display_name(request.user)),
+        canned=canned.canned_replies_for(current, operator_name=name),
+        transcript=_transcript(messages, notes.notes_of(current)),
+        transfer_to=[(u.pk, chat_frames.display_name(u)) for u in inbox_members(current.bot_id)
+                     if u.pk != request.user.pk],
     )
     return render(request, "inbox/inbox.html", context)
 

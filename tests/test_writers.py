@@ -1,8 +1,8 @@
 """Every model has one module that writes it (docs/architecture.md). A scan of the apps' source
 (tests, benchmarks and migrations aside) for writes of a Bot outside bots/services.py, of a
 CrawlRun outside knowledge/runs.py, of a Message outside chat/writes.py, of an Entry outside
-knowledge/services.py, of a canned reply outside inbox/canned.py and of an operator's Telegram
-link (OperatorLink, OperatorLinkCode) outside messengers/operators.py:
+knowledge/services.py, of a canned reply outside inbox/canned.py, of a note outside inbox/notes.py,
+of an operator's Telegram link (OperatorLink, OperatorLinkCode) outside messengers/operators.py:
 `Model.objects.create/update/delete/...` (directly or after a filter), a related manager's write
 (`source.runs.create`), simple_history's bulk helpers given the model,
 SQL that inserts, updates or deletes rows of its table, and `.save(`/`.delete(` on a value of the
@@ -18,7 +18,7 @@ import pytest
 
 from bots.models import Bot
 from chat.models import Message
-from inbox.models import CannedReply
+from inbox.models import CannedReply, Note
 from knowledge.models import CrawlRun, Entry
 from messengers.models import OperatorLink, OperatorLinkCode
 from tests.conftest import REPO
@@ -28,6 +28,7 @@ OWNERS = {
     "Bot": "bots/services.py", "CrawlRun": "knowledge/runs.py", "Message": "chat/writes.py",
     "Entry": "knowledge/services.py", "OperatorLink": "messengers/operators.py",
     "OperatorLinkCode": "messengers/operators.py", "CannedReply": "inbox/canned.py",
+    "Note": "inbox/notes.py",
 }
 RELATED = {
     "Bot": set(),
@@ -38,14 +39,16 @@ RELATED = {
     "OperatorLink": {"operator_links"},  # a user's, a Connection's, a MessengerChat's
     "OperatorLinkCode": set(),
     "CannedReply": {"canned_replies"},  # Bot.canned_replies
+    "Note": {"inbox_notes"},  # Bot.inbox_notes, Conversation.inbox_notes, a user's inbox_notes
 }
 USUAL_NAMES = {
     "Bot": {"bot"}, "CrawlRun": {"run"},
     "Message": {"message", "visitor_message", "last_answer", "answer", "reply", "note"}, "Entry": {"entry"},
     "OperatorLink": {"link"}, "OperatorLinkCode": {"found", "code"}, "CannedReply": {"canned_reply"},
+    "Note": {"note"},
 }
 TABLES = {model.__name__: model._meta.db_table
-          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode, CannedReply)}
+          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode, CannedReply, Note)}
 WRITES = {"create", "get_or_create", "update_or_create", "update", "bulk_create", "bulk_update", "delete"}
 HISTORY_WRITES = {"bulk_create_with_history", "bulk_update_with_history"}  # simple_history.utils
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
