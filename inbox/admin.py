@@ -29,7 +29,7 @@ class CannedReplyAdmin(BotScopedAdmin):
 
     @admin.display(description=gettext_lazy("использован"), ordering="uses")
     def used(self, obj: CannedReply) -> str:
-        return ngettext("%(count)s раз", "%(count)s раза", obj.uses) % {"count": obj.uses}
+        return ngettext("%(count)s отправка", "%(count)s отправок", obj.uses) % {"count": obj.uses}
 
     def save_model(self, request: HttpRequest, obj: CannedReply, form: Any, change: bool) -> None:
         canned.canned_reply_save(canned_reply=obj)
