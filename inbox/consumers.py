@@ -99,6 +99,11 @@ def _suggest(user: Any, frame: frames.Suggest, bot_ids: set[int]) -> dict[str, A
     return copilot.suggestions_for(conversation=conversation)
 
 
+def _draft(user: Any, frame: frames.Draft, bot_ids: set[int], language: str) -> dict[str, Any]:
+    conversation = access_conversation(user, frame.conversation_id, bot_ids=bot_ids)
+    return copilot.draft_for(conversation=conversation, language=language)
+
+
 def scope_language(scope: dict[str, Any]) -> str:
     """The operator's language, picked as LocaleMiddleware picks a page's: the language switch's
     cookie, else the browser's Accept-Language, else the installation's."""
@@ -197,6 +202,8 @@ class InboxConsumer(DbThreadsConsumer):
             await self._send({"type": "note", "conversation_id": frame.conversation_id, "note": note})
         elif isinstance(frame, frames.Transfer):
             await _db(_transfer)(self.user, frame, self.bot_ids)
+        elif isinstance(frame, frames.Draft):
+            await self._send(await _db(_draft)(self.user, frame, self.bot_ids, self.language))
         elif frame.kind == "open":
             transcript = await _db(_open)(self.user, frame.conversation_id, self.bot_ids)
             self.opened.add(frame.conversation_id)

@@ -69,7 +69,14 @@ class Transfer:
     to: int
 
 
-OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest | AddNote | Transfer
+@dataclass(frozen=True)
+class Draft:
+    """A draft reply to the visitor's last question, checked like the bot's answers (inbox/copilot.py)."""
+
+    conversation_id: int
+
+
+OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest | AddNote | Transfer | Draft
 ACTIONS: Final = frozenset({"open", "take", "release", "close"})
 
 
@@ -108,6 +115,7 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], OperatorFrame]]] = {
     "suggest": lambda data: Suggest(_conversation_id(data)),
     "note": lambda data: AddNote(_conversation_id(data), field_str(data, "text")),
     "transfer": _transfer,
+    "draft": lambda data: Draft(_conversation_id(data)),
     **{kind: (lambda data, kind=kind: Action(kind, _conversation_id(data))) for kind in ACTIONS},  # type: ignore[misc]
 }
 

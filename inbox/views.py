@@ -26,7 +26,7 @@ from chat import frames as chat_frames
 from chat import leads, selectors
 from chat.exceptions import NotFound
 from chat.models import Conversation
-from inbox import canned, notes
+from inbox import canned, copilot, notes
 from inbox.access import access_conversation, inbox_bot_ids
 
 LEADS_PAGE = 200
@@ -45,6 +45,7 @@ def _texts() -> dict[str, Any]:
         "canned_empty": _("Нет шаблонов на «{q}»"), "note": _("Заметка"),
         "copilot_insert": _("Вставить"), "copilot_question": _("Вопрос: {q}"),
         "copilot_insert_label": _("Вставить в ответ: {title}"),
+        "copilot_drafting": _("Составляем черновик…"), "copilot_draft_label": _("Черновик ответа"),
         "channels": {"telegram": "Telegram", "vk": _("ВКонтакте"), "max": "MAX"},
         "roles": {"visitor": _("Посетитель"), "bot": _("Бот"), "operator": _("Оператор"), "system": _("Система")},
         "states": {
@@ -141,6 +142,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         transcript=_transcript(messages, notes.notes_of(current)),
         transfer_to=[(u.pk, chat_frames.display_name(u)) for u in inbox_members(current.bot_id)
                      if u.pk != request.user.pk],
+        copilot_draft=copilot.model_ready(current.bot),
     )
     return render(request, "inbox/inbox.html", context)
 

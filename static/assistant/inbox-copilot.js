@@ -3,7 +3,9 @@
  * visitor's last question (`suggest` → `suggestions`, docs/operator-protocol.md), asked again
  * when the conversation is opened and whenever the visitor writes. «Вставить» puts a passage and
  * its link in the composer; the operator edits and sends it (nothing reaches the visitor without
- * them).
+ * them). With a model, «Черновик ответа» asks for a draft (`draft` → `draft`): the bot's own
+ * chain on that question, offered only with its source once it passed the bot's fact checks; a
+ * refused draft shows the server's reason instead.
  *
  * What must stay true:
  * - Passages go in through textContent, the textarea's value and checked http(s) hrefs only,
@@ -76,11 +78,54 @@
     if (empty) empty.hidden = !!passages.length;
   }
 
+  const draftAsk = document.getElementById("copilot-draft-ask");
+  const draftOut = document.getElementById("copilot-draft-out");
+
+  function renderDraft(f) {
+    if (!draftOut) return;
+    draftOut.textContent = "";
+    if (draftAsk) draftAsk.disabled = false;
+    if (!f.ok) {
+      draftOut.appendChild(el("p", "copilot-refused", f.reason || T.error));
+      return;
+    }
+    const source = f.source && typeof f.source.url === "string" && /^https?:\/\//i.test(f.source.url) ? f.source : null;
+    const item = el("li", "copilot-passage copilot-drafted");
+    item.append(el("b", null, T.copilot_draft_label), el("p", null, f.text || ""));
+    if (source) {
+      const a = el("a", null, source.title || source.url);
+      a.href = source.url;
+      a.target = "_blank";
+      a.rel = "noopener";
+      item.appendChild(a);
+    }
+    const button = el("button", null, T.copilot_insert);
+    button.type = "button";
+    button.setAttribute("aria-label", fmt(T.copilot_insert_label, { title: T.copilot_draft_label }));
+    button.addEventListener("click", () => insert({ text: f.text, url: source ? source.url : "" }));
+    item.appendChild(button);
+    const holder = el("ol", "copilot-list");
+    holder.appendChild(item);
+    draftOut.appendChild(holder);
+    item.scrollIntoView({ block: "nearest" });
+  }
+
+  if (draftAsk && draftOut) {
+    draftAsk.addEventListener("click", () => {
+      if (!window.spravkaInbox || !window.spravkaInbox.send({ type: "draft", conversation_id: CURRENT })) return;
+      draftAsk.disabled = true;
+      draftOut.textContent = "";
+      draftOut.appendChild(el("p", "copilot-empty", T.copilot_drafting));
+    });
+  }
+
   document.addEventListener("spravka:inbox-frame", (e) => {
     const f = e.detail || {};
     if (f.conversation_id !== CURRENT) return;
     if (f.type === "transcript") ask();
     else if (f.type === "message" && f.message && f.message.role === "visitor") ask();
     else if (f.type === "suggestions") render(f);
+    else if (f.type === "draft") renderDraft(f);
+    else if (f.type === "error" && draftAsk) draftAsk.disabled = false;
   });
 })();
