@@ -80,6 +80,11 @@ class Conversation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
         related_name="closed_conversations", verbose_name=_("завершил"),
     )
+    # The overview's live numbers (owner/dashboard/overview.py), set once as they happen: the bot's
+    # first answer that answered (chat/writes.py), the first time a person was asked for or joined
+    # (chat/states.py). Outcomes settle later (feedback/outcomes.py); these never wait.
+    answered_at = models.DateTimeField(_("бот впервые ответил"), null=True, blank=True)
+    handed_off_at = models.DateTimeField(_("впервые передан оператору"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("разговор")
@@ -171,6 +176,9 @@ class Message(models.Model):
             models.Index(fields=["conversation", "id"], name="message_conversation_id"),
             # The dashboard's thumbs-down count: a small partial index, only rated-down answers.
             models.Index(fields=["bot", "created_at"], condition=models.Q(rating=-1), name="message_bot_thumbs_down"),
+            # The dashboard's «вопросов без ответа» as they happen: only the bot's no-answers.
+            models.Index(fields=["bot", "created_at"], condition=models.Q(role="bot", flags__unanswered=True),
+                         name="message_bot_unanswered"),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -232,7 +232,8 @@ def leads_for_bots(*, bot_ids: Collection[int]) -> QuerySet[Lead]:
 # They read the chat only through these functions (docs/architecture.md, "Apps, lowest first").
 
 _CANNED_ROUTES: Final = frozenset({"rules", "model_intent"})
-_NOT_QUESTIONS: Final = frozenset({"operator", "greeting", "thanks", "whoami"})
+# Intents that ask nothing: the operator button, a greeting, thanks, «who are you».
+NOT_QUESTIONS: Final = frozenset({"operator", "greeting", "thanks", "whoami"})
 # How many of the visitor's latest messages the question before a note or an operator's reply is sought in.
 QUESTION_LOOKBACK: Final = 5
 REVIEW_CONTEXT: Final = 2  # visitor messages shown before the answer under review
@@ -349,7 +350,7 @@ def gap_questions_after(*, bot: Bot, after_id: int, limit: int = 500) -> list[Ga
         if trigger.role == Message.Role.BOT and is_canned(trigger):
             continue
         question = trigger.reply_to if trigger.role == Message.Role.BOT else _question_before(trigger)
-        if question is None or question.intent in _NOT_QUESTIONS or is_complaint(question.text):
+        if question is None or question.intent in NOT_QUESTIONS or is_complaint(question.text):
             continue
         reason = (
             "handoff" if trigger.role == Message.Role.SYSTEM
@@ -408,7 +409,7 @@ def _question_before_id() -> Subquery:
     ).order_by("-id").values("id")[QUESTION_LOOKBACK - 1:QUESTION_LOOKBACK]
     questions = (
         Message.objects.filter(conversation_id=OuterRef("conversation_id"), id__lt=OuterRef("pk"), role=visitor)
-        .exclude(intent__in=_NOT_QUESTIONS).filter(id__gte=Coalesce(Subquery(window), 0)).order_by("-id")
+        .exclude(intent__in=NOT_QUESTIONS).filter(id__gte=Coalesce(Subquery(window), 0)).order_by("-id")
     )
     return Subquery(questions.values("id")[:1])
 
@@ -422,7 +423,7 @@ def _question_before(note: Message) -> Message | None:
     оператора» is not one)."""
     rows = Message.objects.filter(conversation_id=note.conversation_id, id__lt=note.pk, role=Message.Role.VISITOR)
     for message in rows.order_by("-id")[:QUESTION_LOOKBACK]:
-        if message.intent not in _NOT_QUESTIONS:
+        if message.intent not in NOT_QUESTIONS:
             return message
     return None
 
@@ -509,7 +510,7 @@ def variant_counts(*, bot: Bot, experiment_id: int) -> dict[str, ArmCounts]:
     recorded the arm (`Conversation.variant`); one query."""
     prefix = f"{experiment_id}:"
     bot_messages = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.BOT)
-    answered = bot_messages.exclude(intent__in=_NOT_QUESTIONS).exclude(flags__has_key="unanswered")
+    answered = bot_messages.exclude(intent__in=NOT_QUESTIONS).exclude(flags__has_key="unanswered")
     handoff = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.SYSTEM, flags__escalation=True)
     rows = (
         Conversation.objects.filter(bot=bot, variant__startswith=prefix)
@@ -543,6 +544,19 @@ def activity_counts(*, bot: Bot, since: datetime) -> dict[str, int]:
     }
 
 
+def live_counts(*, bot: Bot, since: datetime) -> dict[str, int]:
+    """What happened since `since`, counted as it happens (the outcomes settle later): conversations
+    the bot answered with nobody asked for, conversations handed to a person, and the bot's honest
+    no-answers. Two aggregates, each on a (bot, created_at) index."""
+    started = Conversation.objects.filter(bot=bot, created_at__gte=since).aggregate(
+        answered=Count("pk", filter=Q(answered_at__isnull=False, handed_off_at__isnull=True)),
+        handed_off=Count("pk", filter=Q(handed_off_at__isnull=False)),
+    )
+    no_answer = Message.objects.filter(bot=bot, role=Message.Role.BOT, flags__unanswered=True,
+                                       created_at__gte=since).count()
+    return {"answered": started["answered"], "handed_off": started["handed_off"], "unanswered": no_answer}
+
+
 @dataclass(frozen=True)
 class AskedQuestion:
     text: str
@@ -554,7 +568,7 @@ def recent_questions(*, bot: Bot, since: datetime, limit: int = 200) -> list[Ask
     correction about to be saved is checked against (review/reach.py)."""
     rows = (
         Message.objects.filter(bot=bot, role=Message.Role.VISITOR, created_at__gte=since)
-        .exclude(intent__in=_NOT_QUESTIONS)
+        .exclude(intent__in=NOT_QUESTIONS)
         .values("text").annotate(times=Count("id")).order_by("-times", "text")
     )
     return [AskedQuestion(text=row["text"], times=row["times"]) for row in rows[: limit * 2]

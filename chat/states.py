@@ -1,6 +1,7 @@
 """The states of a conversation and the moves between them. This is the one module that changes
 `Conversation.state`, together with the fields that move with it (`assigned_to`, `waiting_since`,
-`alerted_at`, `lead_offered_at`, `outcome`, `closed_at`); tests/chat/test_states.py keeps every
+`alerted_at`, `lead_offered_at`, `outcome`, `closed_at`, and `handed_off_at`, set by the first move
+towards a person); tests/chat/test_states.py keeps every
 other module from assigning a state.
 
                  to_waiting                        to_operator
@@ -69,8 +70,10 @@ def to_waiting(conversation: Conversation) -> bool:
         return False
     conversation.state = State.WAITING_OPERATOR
     conversation.waiting_since = timezone.now()
+    conversation.handed_off_at = conversation.handed_off_at or conversation.waiting_since
     conversation.alerted_at = conversation.lead_offered_at = None
-    conversation.save(update_fields=["state", "waiting_since", "alerted_at", "lead_offered_at", "updated_at"])
+    conversation.save(update_fields=["state", "waiting_since", "handed_off_at", "alerted_at", "lead_offered_at",
+                                     "updated_at"])
     return True
 
 
@@ -92,7 +95,8 @@ def to_operator(conversation: Conversation, operator: Any) -> bool:
         return False
     conversation.state, conversation.assigned_to = State.OPERATOR, operator
     conversation.waiting_since = None
-    conversation.save(update_fields=["state", "assigned_to", "waiting_since", "updated_at"])
+    conversation.handed_off_at = conversation.handed_off_at or timezone.now()
+    conversation.save(update_fields=["state", "assigned_to", "waiting_since", "handed_off_at", "updated_at"])
     return True
 
 

@@ -21,6 +21,7 @@ from answers import pipeline, replies
 from chat import frames
 from chat.exceptions import RateLimited, ValidationFailed
 from chat.models import VISITOR_ID_PATTERN, Conversation, Message, visitor_id_validator
+from chat.selectors import NOT_QUESTIONS
 from core import ratelimit
 
 MAX_TEXT: Final = 2000
@@ -142,7 +143,21 @@ def message_store_answer(conversation: Conversation, visitor_message: Message, r
         llm_meta={**reply.llm_meta, "timings": reply.timings},
     )
     message.save(force_insert=True)
+    if conversation.answered_at is None and answers_a_question(reply):
+        _first_answer_mark(conversation, message.created_at)
     return message
+
+
+def answers_a_question(reply: pipeline.Reply) -> bool:
+    """Whether the bot's reply answered: not the honest no-answer, not small talk."""
+    return not reply.flags.get("unanswered") and reply.intent not in NOT_QUESTIONS
+
+
+def _first_answer_mark(conversation: Conversation, when: Any) -> None:
+    """The conversation's first real answer, for the overview's live «ответил бот» (one UPDATE, once
+    per conversation: the socket's copy learns the value from `touch`)."""
+    Conversation.objects.filter(pk=conversation.pk, answered_at__isnull=True).update(answered_at=when)
+    conversation.answered_at = when
 
 
 def message_store_operator(
@@ -188,7 +203,7 @@ def message_rating_set(message: Message, rating: int) -> None:
 # change while a socket keeps its own copy of the conversation.
 _FRESH: Final = (
     "state", "assigned_to_id", "waiting_since", "unread", "handoff_offered", "visitor_name", "visitor_contact",
-    "page_url", "last_ip", "updated_at",
+    "page_url", "last_ip", "answered_at", "updated_at",
 )
 
 

@@ -14,8 +14,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from bots.pages import owner_frame
+from chat.selectors import activity_counts
 from feedback import gaps as gap_services
 from feedback import operator_answers
+from feedback.gaps import week_starts
 from feedback.models import Gap, GapQuestion, OperatorAnswer, Outcome
 from feedback.outcomes import outcomes_refresh, weekly_stats
 from review.admin import ReviewScopedAdmin, review_bot_ids
@@ -191,10 +193,12 @@ class OutcomeAdmin(ReviewScopedAdmin):
         stats = weekly_stats(bot=bot)
         stats["legend"] = {"accuracy": _("Точность, %"), "gaps": _("Вопросов без ответа")}  # the charts' own texts
         total_outcomes = sum(sum(o["counts"]) for o in stats["outcomes"])
+        started = activity_counts(bot=bot, since=week_starts(len(stats["weeks"]))[0])["conversations"]
         context = {
             **self.admin_site.each_context(request), "title": _("Итоги и точность: %(name)s") % {"name": bot.name},
             "opts": self.model._meta, "bot": bot, "bots": bots, "stats": stats,
             "has_labels": any(stats["decided"]), "has_gaps": any(stats["gaps"]), "has_outcomes": bool(total_outcomes),
+            "unsettled": max(0, started - total_outcomes),
             "rows": list(zip(stats["weeks"], stats["accuracy"], stats["decided"], stats["gaps"], strict=True)),
             **(extra_context or {}),
         }

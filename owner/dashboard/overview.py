@@ -3,9 +3,11 @@ review, knowledge), never their tables. Every figure is one aggregate query on a
 starts with the bot, so the page costs the same dozen small queries whether the bot has ten
 conversations or fifty thousand (bench/dashboard_pages.py measures it).
 
-Outcomes (answered, handed off, lead) are the feedback layer's rows: written by
-`feedback.tasks.outcomes_refresh_all` every half hour for conversations that went quiet, so this
-page only reads them. Conversations, thumbs-down and leads are counted live from the chat."""
+The cards are counted live from the chat as things happen: conversations, the ones the bot answered
+on its own, the ones handed to a person, its no-answers, thumbs-down and leads. The outcome chart
+reads the feedback layer's rows, which settle later (`feedback.tasks.outcomes_refresh_all` writes
+them every half hour for conversations that went quiet): the page says how many are still
+unsettled, and Gaps group the no-answers on the same schedule."""
 
 from __future__ import annotations
 
@@ -17,9 +19,8 @@ from django.utils import timezone
 
 from bots.models import Bot
 from chat.models import Conversation
-from chat.selectors import activity_counts, conversations_by_channel
+from chat.selectors import activity_counts, conversations_by_channel, live_counts
 from feedback.gaps import gap_list
-from feedback.models import Outcome
 from feedback.outcomes import outcome_counts, weekly_stats
 from knowledge.selectors import entries_of, sources_of
 from review.selectors import pending_count
@@ -50,6 +51,8 @@ class Overview:
     answered: int
     handed_off: int
     leads: int
+    unanswered: int  # the bot's honest no-answers
+    unsettled: int  # conversations whose outcome is not written yet
     thumbs_down: int
     review_pending: int
     entries: int
@@ -81,15 +84,17 @@ class Overview:
 def bot_overview(*, bot: Bot, days: int) -> Overview:
     since = timezone.now() - timedelta(days=days)
     activity = activity_counts(bot=bot, since=since)
-    outcomes = outcome_counts(bot=bot, since=since)
+    live = live_counts(bot=bot, since=since)
+    settled = sum(outcome_counts(bot=bot, since=since).values())
     stats = weekly_stats(bot=bot, weeks=weeks_for(days))
-    kinds = Outcome.Kind
     return Overview(
         days=days,
         conversations=activity["conversations"],
-        answered=outcomes[kinds.ANSWERED],
-        handed_off=outcomes[kinds.HANDED_OFF] + outcomes[kinds.OPERATOR_CLOSED],
+        answered=live["answered"],
+        handed_off=live["handed_off"],
         leads=activity["leads"],
+        unanswered=live["unanswered"],
+        unsettled=max(0, activity["conversations"] - settled),
         thumbs_down=activity["thumbs_down"],
         review_pending=pending_count(bot=bot),
         entries=entries_of(bot=bot).filter(active=True).count(),

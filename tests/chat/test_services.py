@@ -2,6 +2,7 @@ import threading
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from chat import services
 from chat.exceptions import ConversationClosed, HandoffUnavailable, NotFound, ValidationFailed
@@ -331,8 +332,14 @@ def test_a_search_and_model_turn_costs_a_fixed_number_of_queries(shop, knowledge
                               "fixed": ""}))
     # take: touch, latest messages, the question (+ this test's savepoint pair); chain: history,
     # the search, the bot's model settings, the bill, the journal; store: touch, the answer
-    # check, the answer (+ savepoint pair).
-    with django_assert_num_queries(15) as captured:
+    # check, the answer (+ savepoint pair); the conversation's first real answer marks it, once.
+    with django_assert_num_queries(16) as captured:
         _v, reply, _ = services.message_receive(conversation=conversation, text=DELIVERY_QUESTION, client_msg_id="c1")
     assert reply is not None and reply.llm_meta["route"] == "sourced"
     assert sum(q["sql"].startswith("SAVEPOINT") for q in captured.captured_queries) == 2
+    fake_llm.script(tool_use({"intent": "question", "source": 0, "answer": "По Москве — 300 ₽.", "product_query": "",
+                              "fixed": ""}))
+    assert sum('SET "answered_at"' in q["sql"] for q in captured.captured_queries) == 1
+    with CaptureQueriesContext(connection) as later:  # a later answer leaves the mark as it is
+        services.message_receive(conversation=conversation, text="А доставка по Москве?", client_msg_id="c2")
+    assert not any('SET "answered_at"' in q["sql"] for q in later.captured_queries)

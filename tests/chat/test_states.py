@@ -92,7 +92,9 @@ def test_asking_for_a_person_starts_the_wait_and_forgets_the_previous_one(db, bo
     assert after["alerted_at"] is None and after["lead_offered_at"] is None and after["assigned_to_id"] is None
     assert _just_now(after["updated_at"])
     changed = {name for name in after if after[name] != before[name]}
-    assert changed == {"state", "waiting_since", "alerted_at", "lead_offered_at", "updated_at"}
+    # The first move towards a person is remembered for the overview's live count.
+    assert changed == {"state", "waiting_since", "handed_off_at", "alerted_at", "lead_offered_at", "updated_at"}
+    assert after["handed_off_at"] == after["waiting_since"]
     assert conversation.state == State.WAITING_OPERATOR  # the caller's instance moved with its row
 
 
@@ -104,7 +106,7 @@ def test_an_operator_takes_a_waiting_conversation(db, bot, operator):
     assert after["state"] == State.OPERATOR and after["assigned_to_id"] == operator.pk
     assert after["waiting_since"] is None
     changed = {name for name in after if after[name] != before[name]}
-    assert changed == {"state", "assigned_to_id", "waiting_since", "updated_at"}
+    assert changed == {"state", "assigned_to_id", "waiting_since", "updated_at"}  # handed off when it started waiting
     assert conversation.assigned_to == operator
 
 
@@ -113,7 +115,7 @@ def test_an_operator_steps_in_unasked(db, bot, operator):
     assert states.to_operator(conversation, operator) is True
     after = _row(conversation)
     assert after["state"] == State.OPERATOR and after["assigned_to_id"] == operator.pk
-    assert after["waiting_since"] is None
+    assert after["waiting_since"] is None and _just_now(after["handed_off_at"])
 
 
 def test_the_holder_hands_the_conversation_back_to_the_bot(db, bot, operator):

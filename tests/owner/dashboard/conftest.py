@@ -20,7 +20,8 @@ def stats(html: str) -> dict[str, int]:
 def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3, gap: str = "Есть ли доставка в Казань?",
                   gap_count: int = 4) -> None:
     """`conversations` conversations `days_ago` days old: each a question and a bot answer, the
-    first two answers rated thumbs-down; one lead; outcomes answered / handed off; a pending and a
+    first two answers rated thumbs-down; one lead; the first handed to a person, the rest answered by
+    the bot (as chat marks them, and as outcomes); a pending and a
     decided review item; an open gap (`gap`, asked `gap_count` times)."""
     from chat.models import Conversation, Lead, Message
     from feedback.models import Gap, GapQuestion, Outcome
@@ -32,7 +33,8 @@ def seed_activity(bot: Any, *, days_ago: int = 1, conversations: int = 3, gap: s
         question = Message.objects.create(conversation=conversation, bot=bot, role="visitor", text=f"Вопрос {n}")
         answer = Message.objects.create(conversation=conversation, bot=bot, role="bot", text="Ответ",
                                         reply_to=question, rating=-1 if n < 2 else 1)
-        Conversation.objects.filter(pk=conversation.pk).update(created_at=when)
+        Conversation.objects.filter(pk=conversation.pk).update(
+            created_at=when, answered_at=when, handed_off_at=when if n == 0 else None)
         Message.objects.filter(pk__in=[question.pk, answer.pk]).update(created_at=when)
         Outcome.objects.create(bot=bot, conversation=conversation, kind="handed_off" if n == 0 else "answered",
                                started_at=when)
