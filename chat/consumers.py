@@ -135,6 +135,8 @@ class ChatConsumer(DbThreadsConsumer):
     resumed: int | None = None  # the visitor message answered right after welcome (a resend gets its ack only)
     visitor_id: str | None = None  # from `hello`, or from a `page` frame sent before it
     page_url = ""
+    page_title = ""
+    hello: frames.Hello | None = None  # the visitor's hello: whom a conversation started later is for
 
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]],
@@ -285,16 +287,41 @@ class ChatConsumer(DbThreadsConsumer):
             raise HelloRequired()
         return self.conversation
 
-    async def _hello(self, frame: frames.Hello) -> None:
+    async def _started(self) -> Conversation:
+        """The conversation, started now if the visitor had none: by their first message, the
+        operator button or the contact form (an opened widget alone starts nothing)."""
+        if self.conversation is not None:
+            return self.conversation
+        if self.hello is None:
+            raise HelloRequired()
         assert self.bot is not None
         conversation = await _db(services.conversation_open)(
+            bot=self.bot, visitor_id=self.hello.visitor_id, ip=self.ip,
+            page_url=self.page_url or self.hello.page_url, page_title=self.page_title,
+        )
+        self.bot, self.conversation = conversation.bot, conversation
+        await self._join_group(conversation.pk)
+        return conversation
+
+    async def _hello(self, frame: frames.Hello) -> None:
+        """Resume the visitor's open conversation with what they have not seen, or say there is
+        none yet (`conversation_id` null): the first message, the operator button or the contact
+        form starts one, and its frames (`ack`, `lead_saved`) carry the new conversation's id."""
+        assert self.bot is not None
+        conversation = await _db(services.conversation_resume)(
             bot=self.bot, visitor_id=frame.visitor_id, ip=self.ip, page_url=frame.page_url
         )
+        self.hello, self.visitor_id = frame, frame.visitor_id
+        if conversation is None:
+            self.conversation = None
+            await self._leave_group()
+            await self._send({"type": "welcome", "conversation_id": None, "state": Conversation.State.BOT,
+                              "messages": [], "lead_form": frames.lead_form_json(self.bot)})
+            return
         messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
         # One Bot instance per socket, the one just read with the conversation: thousands of idle
         # sockets each holding two copies of the same row add up.
         self.bot, self.conversation = conversation.bot, conversation
-        self.visitor_id = conversation.visitor_id
         await self._join_group(conversation.pk)
         await self._send({
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
@@ -311,13 +338,16 @@ class ChatConsumer(DbThreadsConsumer):
     async def _message(self, frame: frames.SendMessage) -> None:
         """One thread hop for a turn the rules answer (stored with the question in one
         transaction); a second one for the chain when retrieval or a model must answer."""
-        conversation = self._conversation()
+        if self.conversation is None:  # an empty or oversized first message starts no conversation
+            services.clean_text(frame.text)
+        conversation = await self._started()
         state_before = conversation.state
         taken = await _db(services.message_take)(
             conversation=conversation, text=frame.text, client_msg_id=frame.client_msg_id, count=True
         )
         visitor = taken.message
-        await self._send({"type": "ack", "client_msg_id": frame.client_msg_id, "message": frames.message_json(visitor)})
+        await self._send({"type": "ack", "client_msg_id": frame.client_msg_id, "conversation_id": conversation.pk,
+                          "message": frames.message_json(visitor)})
         if visitor.pk == self.resumed:  # its answer was given right after this socket's welcome
             return
         if visitor.flag("to_operator"):  # the bot is silent: at most a note that a person is coming
@@ -397,7 +427,7 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({"type": "rated", "message_id": message.pk, "rating": message.rating})
 
     async def _button(self, frame: frames.Button) -> None:
-        conversation = self._conversation()
+        conversation = await self._started()
         state_before = conversation.state
         notes = await _db(services.conversation_handoff)(conversation=conversation, reason=BUTTON_HANDOFF_REASON)
         for message in notes:
@@ -406,8 +436,12 @@ class ChatConsumer(DbThreadsConsumer):
             await self._send({"type": "state", "state": conversation.state})
 
     async def _lead(self, frame: frames.LeadFrame) -> None:
-        lead, notes = await _db(leads.lead_submit)(conversation=self._conversation(), form=frame.form)
-        await self._send({"type": "lead_saved", "lead_id": lead.pk})
+        if self.conversation is None:  # a form that would be refused starts no conversation
+            assert self.bot is not None
+            await _db(leads.lead_check)(bot=self.bot, form=frame.form)
+        conversation = await self._started()
+        lead, notes = await _db(leads.lead_submit)(conversation=conversation, form=frame.form)
+        await self._send({"type": "lead_saved", "lead_id": lead.pk, "conversation_id": conversation.pk})
         for message in notes:
             await self._send({"type": "message", "message": frames.message_json(message)})
 
@@ -418,7 +452,7 @@ class ChatConsumer(DbThreadsConsumer):
         visitor_id = self.conversation.visitor_id if self.conversation is not None else frame.visitor_id
         if not visitor_id:
             raise HelloRequired()
-        self.visitor_id, self.page_url = visitor_id, frame.url
+        self.visitor_id, self.page_url, self.page_title = visitor_id, frame.url, frame.title
         invite = await _db(visits.page_report)(
             bot=self.bot, visitor_id=visitor_id, page=frame, ip=self.ip, conversation=self.conversation,
             user_agent=(access.header(self.scope, b"user-agent") or "")[:500],

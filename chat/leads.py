@@ -76,12 +76,18 @@ def _clean_form(form: LeadForm) -> LeadForm:
     )
 
 
+def lead_check(*, bot: Bot, form: LeadForm) -> LeadForm:
+    """The form as `lead_submit` stores it, or the error it would refuse it with (the widget asks
+    before a visitor's first contact starts a conversation)."""
+    if not bot.handoff_enabled or not replies.lead_form_available(bot):
+        raise LeadUnavailable()
+    return _clean_form(form)
+
+
 def lead_submit(*, conversation: Conversation, form: LeadForm) -> tuple[Lead, list[Message]]:
     """Store the visitor's contact with their consent; the visitor gets a thank-you note."""
     bot = conversation.bot
-    if not bot.handoff_enabled or not replies.lead_form_available(bot):
-        raise LeadUnavailable()
-    cleaned = _clean_form(form)
+    cleaned = lead_check(bot=bot, form=form)
     writes.rate_check("lead", bot_id=bot.pk, visitor_id=conversation.visitor_id, ip=conversation.last_ip)
     with transaction.atomic():
         current = services.locked(conversation.pk)

@@ -67,45 +67,68 @@ Role = Message.Role
 
 def conversation_open(
     *, bot: Bot, visitor_id: str, ip: str | None = None, page_url: str | None = None,
-    channel: str = Conversation.Channel.WIDGET, visitor_name: str = "",
+    channel: str = Conversation.Channel.WIDGET, visitor_name: str = "", page_title: str = "",
 ) -> Conversation:
-    """The visitor's open conversation, or a new one. Two tabs opening at once meet at the
-    `conversation_one_open` constraint and share the winner's conversation. Its bot is marked with
-    the bot's settings token (read before the rows), so later turns see settings changed since.
-    A messenger (messengers/) names its `channel` and the visitor's name there."""
-    check_visitor_id(visitor_id)
-    page = clean_page_url(page_url)
-    visitor_name = clean_line(visitor_name)[:200] if visitor_name else ""
+    """The visitor's open conversation, or a new one: the widget calls it when the visitor first
+    writes, asks for a person or leaves a contact (an opened widget starts nothing: `conversation_resume`).
+    Two tabs starting at once meet at the `conversation_one_open` constraint and share the winner's
+    conversation. Its bot is marked with the bot's settings token (read before the rows), so later
+    turns see settings changed since. A messenger (messengers/) names its `channel` and the
+    visitor's name there."""
     token = freshness.bot_remember(bot_id=bot.pk)
-    conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
-    read_with_token = conversation is not None  # its bot row was read after the token
-    if conversation is None:
-        # A new conversation is a write a script could repeat with new visitor ids: count it.
-        writes.rate_check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
-        try:
-            with transaction.atomic():
-                conversation = Conversation.objects.create(
-                    bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=page, channel=channel,
-                    visitor_name=visitor_name,
-                    variant=voice.variant_of(bot, visitor_id),  # the A/B arm it is counted in (feedback)
-                )
-        except IntegrityError:
-            conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
-            if conversation is None:  # the winner was closed in between: start over
-                return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url,
-                                         channel=channel, visitor_name=visitor_name)
-            read_with_token = True
-    else:
-        changed = {"last_ip": ip, "page_url": page, "visitor_name": visitor_name}
-        changed = {name: value for name, value in changed.items() if value and getattr(conversation, name) != value}
-        if changed:
-            for name, value in changed.items():
-                setattr(conversation, name, value)
-            conversation.save(update_fields=[*changed, "updated_at"])
-    if read_with_token:
+    conversation = _resume(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url, visitor_name=visitor_name)
+    if conversation is not None:
         freshness.bot_mark(conversation.bot, token)
-    else:  # a new conversation's bot is the caller's copy (the socket's, read at connect, before the token)
-        freshness.bot_adopt(conversation.bot, token)
+        return conversation
+    # A new conversation is a write a script could repeat with new visitor ids: count it.
+    writes.rate_check("conversation", bot_id=bot.pk, visitor_id=visitor_id, ip=ip)
+    try:
+        with transaction.atomic():
+            conversation = Conversation.objects.create(
+                bot=bot, visitor_id=visitor_id, last_ip=ip, page_url=clean_page_url(page_url), channel=channel,
+                visitor_name=clean_line(visitor_name)[:200] if visitor_name else "",
+                page_title=clean_line(page_title)[:300] if page_title else "",
+                variant=voice.variant_of(bot, visitor_id),  # the A/B arm it is counted in (feedback)
+            )
+    except IntegrityError:
+        conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
+        if conversation is None:  # the winner was closed in between: start over
+            return conversation_open(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url, channel=channel,
+                                     visitor_name=visitor_name, page_title=page_title)
+        freshness.bot_mark(conversation.bot, token)
+        return conversation
+    # A new conversation's bot is the caller's copy (the socket's, read at connect, before the token).
+    freshness.bot_adopt(conversation.bot, token)
+    return conversation
+
+
+def conversation_resume(
+    *, bot: Bot, visitor_id: str, ip: str | None = None, page_url: str | None = None,
+) -> Conversation | None:
+    """The visitor's open conversation brought up to date (address, page), or None: the widget's
+    `hello` resumes a conversation but never starts one, so a visitor who only opens the widget
+    leaves no empty «Посетитель» in the inbox and no conversation in the owner's numbers."""
+    token = freshness.bot_remember(bot_id=bot.pk)
+    conversation = _resume(bot=bot, visitor_id=visitor_id, ip=ip, page_url=page_url)
+    if conversation is not None:
+        freshness.bot_mark(conversation.bot, token)
+    return conversation
+
+
+def _resume(
+    *, bot: Bot, visitor_id: str, ip: str | None, page_url: str | None, visitor_name: str = "",
+) -> Conversation | None:
+    check_visitor_id(visitor_id)
+    conversation = selectors.open_conversation(bot=bot, visitor_id=visitor_id)
+    if conversation is None:
+        return None
+    changed = {"last_ip": ip, "page_url": clean_page_url(page_url),
+               "visitor_name": clean_line(visitor_name)[:200] if visitor_name else ""}
+    changed = {name: value for name, value in changed.items() if value and getattr(conversation, name) != value}
+    if changed:
+        for name, value in changed.items():
+            setattr(conversation, name, value)
+        conversation.save(update_fields=[*changed, "updated_at"])
     return conversation
 
 

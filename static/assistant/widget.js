@@ -1199,6 +1199,8 @@ a.card:hover{border-color:var(--accent)}
       scrollDown();
     },
     ack(f) {
+      // The first message starts the conversation: its id comes with the ack (welcome had none).
+      if (typeof f.conversation_id === "number") state.conversationId = f.conversation_id;
       state.awaiting = state.awaiting.filter((cid) => cid !== f.client_msg_id);
       dropPending(f.client_msg_id);
       if (f.message) upsert(f.message);
@@ -1220,7 +1222,8 @@ a.card:hover{border-color:var(--accent)}
       ui.typingText.textContent = f.by === "operator" ? T.operator_typing : T.typing;
       showTyping(Boolean(f.on));
     },
-    lead_saved() {
+    lead_saved(f) {
+      if (typeof f.conversation_id === "number") state.conversationId = f.conversation_id;
       state.leadSending = false;
       ui.lead.reset();
       hideLead();

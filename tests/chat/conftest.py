@@ -101,8 +101,9 @@ class Client:
     """A widget on a WebsocketCommunicator: send frames, read frames (with a generous timeout:
     the first search in a process loads the embedding model)."""
 
-    def __init__(self, communicator: WebsocketCommunicator) -> None:
+    def __init__(self, communicator: WebsocketCommunicator, bot: Any = None) -> None:
         self.ws = communicator
+        self.bot = bot
 
     async def send(self, **frame: Any) -> None:
         await self.ws.send_to(text_data=json.dumps(frame, ensure_ascii=False))
@@ -110,7 +111,14 @@ class Client:
     async def recv(self, timeout: float = 20) -> dict[str, Any]:
         return dict(await self.ws.receive_json_from(timeout=timeout))
 
-    async def hello(self, visitor_id: str = "v_test", last_seen_id: int | None = None) -> dict[str, Any]:
+    async def hello(self, visitor_id: str = "v_test", last_seen_id: int | None = None, *,
+                    started: bool = True) -> dict[str, Any]:
+        """The widget's hello. `started`: the visitor has a conversation already (as after a first
+        message), so the welcome names it; False: a visitor who has only opened the widget."""
+        if started and self.bot is not None:
+            from chat import services
+
+            await in_db(services.conversation_open)(bot=self.bot, visitor_id=visitor_id)
         await self.send(type="hello", visitor_id=visitor_id, last_seen_id=last_seen_id)
         welcome = await self.recv()
         assert welcome["type"] == "welcome", welcome
@@ -152,7 +160,7 @@ async def connect() -> AsyncIterator[Connect]:
             communicator.scope["client"] = (client_ip, 50000)
         connected, _ = await communicator.connect(timeout=10)
         assert connected
-        client = Client(communicator)
+        client = Client(communicator, bot)
         opened.append(client)
         return client
 

@@ -21,15 +21,56 @@ def _replies(frames):
     return [f["message"] for f in frames if f["type"] == "message"]
 
 
-async def test_hello_opens_a_conversation_and_welcomes(shop, connect):
+async def test_hello_without_a_conversation_starts_none(shop, connect):
+    """Opening the widget leaves no empty «Посетитель» in the inbox: the first message starts it."""
     client = await connect(shop)
-    welcome = await client.hello("v_hello")
-    conversation = await in_db(Conversation.objects.get)(visitor_id="v_hello")
-    assert welcome == {
-        "type": "welcome", "conversation_id": conversation.pk, "state": "bot", "messages": [], "lead_form": None,
-    }
+    welcome = await client.hello("v_hello", started=False)
+    assert welcome == {"type": "welcome", "conversation_id": None, "state": "bot", "messages": [], "lead_form": None}
     await client.send(type="ping")
     assert await client.recv() == {"type": "pong"}
+    assert not await in_db(Conversation.objects.filter(bot=shop).exists)()
+
+
+async def test_the_first_message_starts_the_conversation_and_the_ack_names_it(knowledge, shop, connect):
+    client = await connect(shop)
+    await client.hello("v_first", started=False)
+    ack, *_rest = await client.ask(DELIVERY_QUESTION, "c1")
+    conversation = await in_db(Conversation.objects.get)(bot=shop, visitor_id="v_first")
+    assert ack["conversation_id"] == conversation.pk
+    again = await connect(shop)
+    welcome = await again.hello("v_first")
+    assert welcome["conversation_id"] == conversation.pk and len(welcome["messages"]) == 2
+
+
+async def test_a_refused_first_message_or_contact_starts_nothing(shop, connect):
+    client = await connect(shop)
+    await client.hello("v_refused", started=False)
+    await client.send(type="message", client_msg_id="c1", text="   ")
+    assert (await client.recv())["type"] == "error"
+    await client.send(type="lead", name="Мария", phone="12", email="", question="", consent=True)
+    assert (await client.recv())["type"] == "error"
+    await client.send(type="rate", message_id=1, rating=1)
+    assert (await client.recv())["code"] == "hello_required"
+    assert not await in_db(Conversation.objects.filter(bot=shop).exists)()
+
+
+async def test_the_operator_button_first_starts_a_waiting_conversation(shop, connect):
+    client = await connect(shop)
+    await client.hello("v_button", started=False)
+    await client.send(type="button", id="operator")
+    note = await client.recv()
+    assert note["type"] == "message" and note["message"]["role"] == "system"
+    assert await client.recv() == {"type": "state", "state": "waiting_operator"}
+    conversation = await in_db(Conversation.objects.get)(bot=shop, visitor_id="v_button")
+    assert conversation.state == "waiting_operator" and conversation.handed_off_at is not None
+
+
+async def test_after_a_closed_conversation_hello_starts_none(shop, connect):
+    opened = await in_db(services.conversation_open)(bot=shop, visitor_id="v_closed")
+    await in_db(services.conversation_close)(conversation=opened, outcome="test")
+    client = await connect(shop)
+    welcome = await client.hello("v_closed", started=False)
+    assert welcome["conversation_id"] is None and welcome["messages"] == []
 
 
 async def test_a_question_is_answered_from_an_entry_with_its_link(knowledge, shop, connect):
@@ -234,8 +275,8 @@ async def test_a_closed_conversation_says_so_and_hello_starts_a_new_one(shop, co
     assert await client.recv() == {"type": "state", "state": "closed"}  # the widget hears of it at once
     [error] = await client.ask("Ещё вопрос", "c1")
     assert error["code"] == "closed" and "завершён" in error["message"]
-    fresh = await client.hello("v_closed")
-    assert fresh["conversation_id"] != welcome["conversation_id"] and fresh["messages"] == []
+    fresh = await client.hello("v_closed", started=False)  # the next message starts the new one
+    assert fresh["conversation_id"] is None and fresh["messages"] == []
 
 
 async def test_rating_a_reply_and_not_someone_elses(shop, other_bot, connect):

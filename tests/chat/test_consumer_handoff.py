@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from bots.services import opening_hours_set
+from chat import services
 from chat.models import Conversation, Lead
 from tests.chat.conftest import in_db
 
@@ -28,6 +29,7 @@ def _closed_all_week(bot):
 
 
 async def test_hello_keeps_the_page_the_visitor_is_on(shop, connect):
+    await in_db(services.conversation_open)(bot=shop, visitor_id="v_page")  # the visitor has written before
     client = await connect(shop)
     await client.send(type="hello", visitor_id="v_page", last_seen_id=None, page_url="https://shop.example/delivery/")
     welcome = await client.recv()

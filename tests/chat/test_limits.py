@@ -21,12 +21,14 @@ ADDRESS = "203.0.113.9"
 async def test_new_conversations_from_one_address_are_limited(shop, connect, settings):
     settings.CHAT_RATE_CONVERSATIONS_IP = 3
     client = await connect(shop, client_ip=ADDRESS)
-    for n in range(3):
-        await client.hello(f"v_new_{n}")
-    await client.send(type="hello", visitor_id="v_new_3", last_seen_id=None)
-    error = await client.recv()
+    for n in range(3):  # a conversation starts with the visitor's first message
+        await client.hello(f"v_new_{n}", started=False)
+        assert (await client.ask("Здравствуйте!", f"c{n}"))[0]["type"] == "ack"
+    await client.hello("v_new_3", started=False)  # opening the widget starts nothing, so it is not counted
+    [error] = await client.ask("Здравствуйте!", "c3")
     assert error["code"] == "rate_limited" and error["retry_after"] >= 1 and "разговоров" in error["message"]
-    await client.hello("v_new_0")  # a visitor coming back to an open conversation is not a new one
+    await client.hello("v_new_0", started=False)  # a visitor coming back to an open conversation is not a new one
+    assert (await client.ask("Ещё вопрос", "c4"))[0]["type"] == "ack"
     assert await in_db(Conversation.objects.count)() == 3
 
 
@@ -91,11 +93,13 @@ async def test_limits_hold_across_two_processes(shop, tmp_path: Path):
             assert (await _frame(sockets[-1])) == {"type": "pong"}
         sockets.append(await ws_connect(urls[3], origin=ORIGIN))  # type: ignore[arg-type]
         try:
-            await sockets[0].send(json.dumps({"type": "hello", "visitor_id": "v_a1", "last_seen_id": None}))
-            assert (await _frame(sockets[0]))["type"] == "welcome"
-            await sockets[1].send(json.dumps({"type": "hello", "visitor_id": "v_b1", "last_seen_id": None}))
-            assert (await _frame(sockets[1]))["type"] == "welcome"
-            await sockets[2].send(json.dumps({"type": "hello", "visitor_id": "v_a2", "last_seen_id": None}))
+            for ws, visitor in zip(sockets[:3], ("v_a1", "v_b1", "v_a2"), strict=True):
+                await ws.send(json.dumps({"type": "hello", "visitor_id": visitor, "last_seen_id": None}))
+                assert (await _frame(ws))["type"] == "welcome"
+            for ws in sockets[:2]:  # the first message starts a conversation
+                await ws.send(json.dumps({"type": "message", "client_msg_id": "c1", "text": "Здравствуйте!"}))
+                assert (await _frame(ws))["type"] == "ack"
+            await sockets[2].send(json.dumps({"type": "message", "client_msg_id": "c1", "text": "Здравствуйте!"}))
             limited = await _frame(sockets[2])
             assert limited["code"] == "rate_limited"  # the third new conversation, counted over both
 

@@ -163,7 +163,7 @@ async def test_a_browser_like_client_asks_resends_and_resumes(server, knowledge,
     async with connect(url, origin=ORIGIN) as ws:  # type: ignore[arg-type]
         await ws.send(json.dumps({"type": "hello", "visitor_id": "v_uvicorn", "last_seen_id": ack["message"]["id"]}))
         resumed = await _recv(ws)
-        assert resumed["conversation_id"] == welcome["conversation_id"]
+        assert welcome["conversation_id"] is None and resumed["conversation_id"] == ack["conversation_id"]
         assert resumed["messages"] == [reply]
 
 

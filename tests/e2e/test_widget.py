@@ -457,8 +457,13 @@ def test_a_new_conversation_replaces_the_old_transcript(page: Page, frames: Fram
     expect(widget.messages("bot")).to_have_count(0, timeout=TIMEOUT)
     expect(page.locator("spravka-widget .empty")).to_be_visible()
     first, again = frames.received("welcome")
-    assert first["conversation_id"] == old.pk and again["conversation_id"] != old.pk
-    assert [c.pk for c in conversations(frames)] == [old.pk, again["conversation_id"]]
+    # Opening the widget starts nothing: the first message starts the conversation, then a new one.
+    assert first["conversation_id"] is None and again["conversation_id"] is None
+    assert [c.pk for c in conversations(frames)] == [old.pk]
+    widget.ask(RETURNS)
+    expect(widget.messages("bot")).to_have_count(1, timeout=TIMEOUT)
+    new = [c.pk for c in conversations(frames)]
+    assert len(new) == 2 and new[0] == old.pk and frames.received("ack")[-1]["conversation_id"] == new[1]
 
 
 def test_shift_enter_makes_a_new_line_and_enter_sends(page: Page, frames: Frames, shops: Shops):

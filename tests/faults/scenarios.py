@@ -226,7 +226,10 @@ def layer_on(redis: RedisServer) -> Any:
 
 
 def conversation_id(visitor: Visitor) -> int:
-    return int(next(f.data["conversation_id"] for f in visitor.frames if f.data["type"] == "welcome"))
+    """The visitor's conversation: named by a welcome once it exists, or by the ack of the first
+    message, which started it."""
+    return int(next(f.data["conversation_id"] for f in reversed(visitor.frames)
+                    if f.data["type"] in ("welcome", "ack") and f.data.get("conversation_id")))
 
 
 def heard_probe(visitor: Visitor) -> bool:
