@@ -89,7 +89,9 @@ def _rows(conversations: Iterable[Conversation], now: datetime) -> list[Row]:
     rows = []
     for c in conversations:
         if c.state == Conversation.State.WAITING_OPERATOR and c.waiting_since:
-            when = waits % {"since": timesince(c.waiting_since, now)}
+            # Under a minute timesince says «0 минут»: the same words as inbox.js then.
+            fresh = now - c.waiting_since < timedelta(minutes=1)
+            when = _("ждёт меньше минуты") if fresh else waits % {"since": timesince(c.waiting_since, now)}
         else:
             when = date_format(timezone.localtime(c.updated_at), clock)
         preview = c.last_message.text if c.last_message else ""  # type: ignore[attr-defined]
