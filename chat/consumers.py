@@ -447,9 +447,13 @@ class ChatConsumer(DbThreadsConsumer):
 
     async def _page(self, frame: frames.Page) -> None:
         """Where the visitor is: before `hello` the frame names the visitor (a widget that is not
-        open yet reports pages too), after it the conversation's visitor is the one."""
+        open yet reports pages too), after it the hello's visitor is the one; a conversation
+        started later keeps the last page."""
         assert self.bot is not None
-        visitor_id = self.conversation.visitor_id if self.conversation is not None else frame.visitor_id
+        if self.conversation is not None:
+            visitor_id: str | None = self.conversation.visitor_id
+        else:  # before hello the frame names the visitor; after a hello that resumed nothing, the hello does
+            visitor_id = self.hello.visitor_id if self.hello is not None else frame.visitor_id
         if not visitor_id:
             raise HelloRequired()
         self.visitor_id, self.page_url, self.page_title = visitor_id, frame.url, frame.title

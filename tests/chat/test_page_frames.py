@@ -59,6 +59,17 @@ async def test_the_open_conversation_gets_the_current_page_and_no_invitation(sho
     assert (conversation.page_url, conversation.page_title) == (PAGE["url"], "Пылесосы — ТехноДом")
 
 
+async def test_after_a_hello_that_resumed_nothing_pages_count_and_the_first_message_keeps_the_page(shop, connect):
+    client = await connect(shop)
+    await client.hello("v_page5", started=False)
+    await client.send(**PAGE)  # no visitor id: the hello named the visitor
+    assert await client.ws.receive_nothing(timeout=0.5)  # no «hello_required», no invitation (no rule)
+    assert await in_db(lambda: Conversation.objects.count())() == 0
+    assert (await client.ask("Здравствуйте", "c1"))[0]["type"] == "ack"
+    conversation = await in_db(lambda: Conversation.objects.get(visitor_id="v_page5"))()
+    assert (conversation.page_url, conversation.page_title) == (PAGE["url"], "Пылесосы — ТехноДом")
+
+
 async def test_invite_shown_of_another_bots_rule_records_nothing(shop, other_bot, connect):
     theirs = await _rule(other_bot)
     client = await connect(shop)

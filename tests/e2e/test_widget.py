@@ -252,8 +252,11 @@ def test_it_talks_to_the_server_the_script_came_from_not_the_shop(
     hello = frames.sent("hello")[0]
     assert hello["visitor_id"].startswith("v_")
     assert hello["last_seen_id"] is None
-    assert [c.bot_id for c in conversations(frames)] == [shops.bot.pk]  # the app opened the conversation
+    assert conversations(frames) == []  # opening the widget starts nothing
     expect(widget.input).to_be_focused()
+    widget.ask("Здравствуйте!")
+    frames.wait(lambda: frames.received("ack"))
+    assert [c.bot_id for c in conversations(frames)] == [shops.bot.pk]  # the app started it with the message
 
 
 def test_a_link_that_is_not_http_stays_plain_text(page: Page, shops: Shops):
