@@ -56,4 +56,4 @@ stop:
 clean-data:
 	@if [ -x $(BIN)/python ]; then \
 		$(BIN)/python -c "from assistant import embedded; [print('removed', f) for f in embedded.clean_data()]"; \
-	else rm -rf .data; fi
+	else rm -rf "$${SPRAVKA_DATA_DIR:-.data}"; fi

@@ -19,6 +19,7 @@ OWNER_MODELS = {
     "chat.Conversation", "chat.Lead", "chat.WebhookDelivery",
     "review.ReviewItem", "review.Correction", "feedback.Gap", "feedback.Outcome",
     "routes.ReviewReplySettings", "routes.CustomerReview", "routes.RouteRun", "behavior.InvitationRule",
+    "inbox.CannedReply", "crm.CrmDelivery",  # owners write their replies; a failed CRM delivery is sent again here
 }
 SUPERUSERS_ONLY = {"llm.RunEvent", "llm.Usage", "messengers.Connection", "messengers.Delivery",
                    "behavior.InvitationShow"}
