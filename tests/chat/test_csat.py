@@ -36,7 +36,7 @@ async def _closed_by_operator(client, operator, visitor="v_csat"):
     welcome = await client.hello(visitor)
     conversation_id = welcome["conversation_id"]
     await in_db(_take_and_close)(conversation_id, operator)
-    seen = []
+    seen: list[dict] = []
     while not seen or seen[-1]["type"] != "csat_ask":
         seen.append(await client.recv())
     return conversation_id, seen

@@ -37,7 +37,7 @@ async def _waiting_with_question(client, visitor, question):
 
 
 async def _frames_until_bot_message(client):
-    seen = []
+    seen: list[dict] = []
     while not any(f["type"] == "message" and f["message"]["role"] == "bot" for f in seen):
         seen.append(await client.recv(timeout=60))
     return seen
@@ -70,7 +70,8 @@ def test_an_answered_or_operator_request_question_is_not_owed(shop, operator):
     conversation = services.conversation_open(bot=shop, visitor_id="v_owed")
     services.conversation_handoff(conversation=conversation, reason="button")
     services.message_receive(conversation=conversation, text=DELIVERY_QUESTION, client_msg_id="q1")
-    assert selectors.question_left_unanswered(conversation).client_msg_id == "q1"
+    owed = selectors.question_left_unanswered(conversation)
+    assert owed is not None and owed.client_msg_id == "q1"
     handoff.operator_message_send(conversation_id=conversation.pk, operator=operator, text="Сейчас уточню",
                                   client_msg_id="op1")
     assert selectors.question_left_unanswered(conversation) is None  # the operator answered it
