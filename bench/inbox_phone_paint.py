@@ -6,12 +6,14 @@ waiting conversations, beside the same page with a few waiting, measured in the 
 Set-up as bench/inbox_page.py (the same `fill`, through the chat services as the widget makes
 them): bot `bench-phone` gets `--waiting` conversations waiting for an operator (three messages
 each, one unread), bot `bench-phone-few` gets `--few` (the baseline); each has one operator,
-signed in. One `uvicorn assistant.asgi:application` subprocess (production options, DEBUG=0);
+signed in (the widget's rate limits raised as in bench/ws_capacity.py: every conversation comes
+from one address). One `uvicorn assistant.asgi:application` subprocess (production options, DEBUG=0);
 static files are served from the checkout by the browser's request routing, as in
 bench/inbox_page.py. Each page is opened `--loads` times in a fresh tab of a phone-sized context
 (390×844, touch, device scale 3), after one warm-up load; measured in the page: first contentful
-paint (`performance.getEntriesByName('first-contentful-paint')`), DOMContentLoaded, and the rows
-the server put into the HTML. The bench bots and users are deleted at the end.
+paint (`performance.getEntriesByName('first-contentful-paint')`), DOMContentLoaded, and the waiting
+rows on the page once loaded (templates/inbox/inbox.html draws the whole waiting list). The
+bench bots and users are deleted at the end.
 """
 
 from __future__ import annotations
@@ -20,18 +22,21 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
 from bench.inbox_page import CHROMIUM, fill
-from bench.ws_capacity import Server, free_port, start_server, stop_server
+from bench.ws_capacity import BENCH_LIMITS, Server, free_port, start_server, stop_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 SLUG, FEW_SLUG = "bench-phone", "bench-phone-few"
 USERS = "bench-phone-"
 TARGET_MS = 1000.0
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 MEASURE = """
 async () => {
   const paint = () => performance.getEntriesByName('first-contentful-paint')[0];
@@ -90,11 +95,15 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()
     common.setup_django()
+    from django.conf import settings
+
     from assistant.asgi import uvicorn_flags
     from knowledge.evaluation import percentile
 
     bot, few = common.bench_bot(SLUG, fresh=True), common.bench_bot(FEW_SLUG, fresh=True)
     common.drop_users(USERS)
+    for name, value in BENCH_LIMITS.items():  # every conversation comes from this one address
+        setattr(settings, name, int(value))
     try:
         with common.timed(f"{args.waiting} + {args.few} waiting conversations"):
             fill(bot, args.waiting, 0)
