@@ -72,7 +72,8 @@ class BotAdmin(BotScopedAdmin):
     fieldsets = [
         (None, {"fields": ["name", "slug", "site_url", "language", "answers_in_visitor_language", "timezone",
                            "members_link"]}),
-        (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled"]}),
+        (_("Виджет"), {"fields": ["public_key", "embed_snippet", "allowed_origins", "handoff_enabled",
+                                      "visitor_choice"]}),
         (_("Когда бот отвечает"), {
             "fields": ["match_threshold", "confidence_threshold", "fix_bonus"],
             "description": _("Оценка записи — от 0 до 1: насколько она подходит к вопросу посетителя. Проверить, "

@@ -67,6 +67,11 @@ class Bot(WebAddressFields):
         help_text=_("Адреса сайтов (https://example.ru), на которых может работать виджет."),
     )
     handoff_enabled = models.BooleanField(_("передача оператору"), default=True)
+    visitor_choice = models.BooleanField(
+        _("предлагать выбор до первого сообщения"), default=False,
+        help_text=_("Пока посетитель ничего не написал, виджет показывает две кнопки: «Спросить бота» и "
+                    "«Написать оператору». Только когда передача оператору включена и операторы на месте."),
+    )
     review_by_operators = models.BooleanField(
         _("операторы проверяют ответы"), default=False,
         help_text=_("Операторы бота тоже видят очередь проверки ответов и пробелы в знаниях."),

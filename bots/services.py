@@ -246,3 +246,13 @@ def bot_operators_set(*, bot: Bot, sla_minutes: int, csat_after_bot: bool) -> Bo
     bot.operator_sla_minutes, bot.csat_after_bot = sla_minutes, bool(csat_after_bot)
     bot.save(update_fields=["operator_sla_minutes", "csat_after_bot"])
     return bot
+
+
+def bot_visitor_choice_set(*, bot: Bot, on: bool) -> Bot:
+    """Whether the widget offers «Спросить бота» / «Написать оператору» before the visitor's first
+    message (shown only while handoff is on and operators work; chat/consumers.py decides). One
+    UPDATE of this column only; open copies of the bot reload after commit."""
+    Bot.objects.filter(pk=bot.pk).update(visitor_choice=bool(on))
+    freshness.bot_changed(bot_id=bot.pk)  # a queryset update sends no post_save
+    bot.visitor_choice = bool(on)
+    return bot

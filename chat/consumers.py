@@ -315,8 +315,9 @@ class ChatConsumer(DbThreadsConsumer):
         if conversation is None:
             self.conversation = None
             await self._leave_group()
+            choice = await _db(services.visitor_choice_offered)(self.bot)
             await self._send({"type": "welcome", "conversation_id": None, "state": Conversation.State.BOT,
-                              "messages": [], "lead_form": frames.lead_form_json(self.bot)})
+                              "messages": [], "lead_form": frames.lead_form_json(self.bot), "choice": choice})
             return
         messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
         # One Bot instance per socket, the one just read with the conversation: thousands of idle
@@ -326,6 +327,7 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
             "messages": [frames.message_json(m) for m in messages], "lead_form": frames.lead_form_json(self.bot),
+            "choice": False,  # a visitor coming back to a conversation has chosen already
         })
         # A question the bot still owes an answer to (its server died mid-answer, or the visitor
         # left the page while it was being made): answered here, as if it had just been asked.

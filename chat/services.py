@@ -115,6 +115,14 @@ def conversation_resume(
     return conversation
 
 
+def visitor_choice_offered(bot: Bot) -> bool:
+    """Whether the widget offers «Спросить бота» / «Написать оператору» to a visitor who has no
+    conversation yet: the owner turned it on, handoff is on and operators work now (out of hours
+    the operator button could only offer the contact form)."""
+    bot = freshness.bot_fresh(bot)
+    return bool(bot.visitor_choice and bot.handoff_enabled and hours.operators_available(bot))
+
+
 def _resume(
     *, bot: Bot, visitor_id: str, ip: str | None, page_url: str | None, visitor_name: str = "",
 ) -> Conversation | None:

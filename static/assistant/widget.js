@@ -70,6 +70,7 @@
       price: "Цена: ", invite_close: "Закрыть приглашение", invite_open: "Открыть чат: ",
       csat_title: "Оцените, пожалуйста, разговор", csat_star: "{n} из 5", csat_comment: "Комментарий (необязательно)",
       csat_send: "Отправить оценку", csat_thanks: "Спасибо за оценку!", csat_need_stars: "Выберите от 1 до 5 звёзд.",
+      choice: "Кому задать вопрос", choice_bot: "Спросить бота", choice_operator: "Написать оператору",
       err: {
         rate_limited: "Слишком много сообщений, подождите {n} с",
         too_large: "Сообщение слишком длинное, сократите его.",
@@ -103,6 +104,7 @@
       price: "Price: ", invite_close: "Close the invitation", invite_open: "Open the chat: ",
       csat_title: "Please rate this conversation", csat_star: "{n} of 5", csat_comment: "Comment (optional)",
       csat_send: "Send rating", csat_thanks: "Thank you for your rating!", csat_need_stars: "Choose 1 to 5 stars.",
+      choice: "Who should answer", choice_bot: "Ask the bot", choice_operator: "Write to an operator",
       err: {
         rate_limited: "Too many messages, please wait {n} s",
         too_large: "The message is too long, please shorten it.",
@@ -174,6 +176,8 @@ button{font:inherit;color:inherit;cursor:pointer}
 .reply{padding:7px 12px;border:1px solid var(--accent);border-radius:18px;background:#fff;color:var(--accent);font-size:14px}
 .reply:hover:not(:disabled){background:#eef3fd}
 .reply:disabled{opacity:.55;cursor:default}
+.choice{display:flex;flex-wrap:wrap;gap:8px;padding:4px 14px 10px;background:#f6f7f9}
+.choice[hidden]{display:none}
 .cards{list-style:none;margin:6px 0 0;padding:0;display:flex;flex-direction:column;gap:6px;width:100%}
 .card{display:flex;gap:10px;align-items:flex-start;padding:8px;border:1px solid #e4e7eb;border-radius:12px;background:#fff;color:inherit;text-decoration:none}
 a.card:hover{border-color:var(--accent)}
@@ -465,8 +469,37 @@ a.card:hover{border-color:var(--accent)}
     ui.log.tabIndex = 0; // lets keyboard users scroll a long history
     ui.empty = label(el("p", "empty"), "hello");
     ui.log.appendChild(ui.empty);
-    panel.append(buildHeader(), ui.status, ui.log, buildTyping(), ui.notice, buildLead(), buildForm());
+    panel.append(buildHeader(), ui.status, ui.log, buildChoice(), buildTyping(), ui.notice, buildLead(), buildForm());
     return panel;
+  }
+
+  // Before the visitor's first message, when the server offers it (welcome.choice): ask the bot
+  // (the composer, as without the choice) or go straight to an operator (the operator button).
+  // It sits just above the composer, so Shift+Tab from the text field reaches it.
+  function buildChoice() {
+    ui.choice = el("div", "choice");
+    ui.choice.setAttribute("role", "group");
+    label(ui.choice, "choice", "aria-label");
+    ui.choice.hidden = true;
+    const bot = label(el("button", "reply"), "choice_bot");
+    bot.type = "button";
+    bot.addEventListener("click", () => {
+      hideChoice();
+      ui.input.focus();
+    });
+    const operator = label(el("button", "reply"), "choice_operator");
+    operator.type = "button";
+    operator.addEventListener("click", () => {
+      if (!send({ type: "button", id: "operator" })) return showNotice(T.offline);
+      hideChoice();
+      ui.input.focus(); // the hidden button would drop focus to <body>
+    });
+    ui.choice.append(bot, operator);
+    return ui.choice;
+  }
+
+  function hideChoice() {
+    ui.choice.hidden = true;
   }
 
   function buildHeader() {
@@ -944,6 +977,7 @@ a.card:hover{border-color:var(--accent)}
   function submit() {
     const text = ui.input.value.trim();
     if (!text) return;
+    hideChoice();
     const written = textLanguage(text); // the server answers in it too (when the bot allows it)
     if (written) {
       store.set("lang", written);
@@ -1193,6 +1227,8 @@ a.card:hover{border-color:var(--accent)}
       state.convState = "";
       setConversation(f.state);
       const messages = Array.isArray(f.messages) ? f.messages : [];
+      // Only a visitor with no conversation and nothing written gets the choice.
+      ui.choice.hidden = !(f.choice === true && f.conversation_id == null && !messages.length && !state.pending.length);
       messages.forEach(upsert);
       resendPending();
       startPing();
@@ -1201,6 +1237,7 @@ a.card:hover{border-color:var(--accent)}
     ack(f) {
       // The first message starts the conversation: its id comes with the ack (welcome had none).
       if (typeof f.conversation_id === "number") state.conversationId = f.conversation_id;
+      hideChoice();
       state.awaiting = state.awaiting.filter((cid) => cid !== f.client_msg_id);
       dropPending(f.client_msg_id);
       if (f.message) upsert(f.message);
@@ -1225,6 +1262,7 @@ a.card:hover{border-color:var(--accent)}
     lead_saved(f) {
       if (typeof f.conversation_id === "number") state.conversationId = f.conversation_id;
       state.leadSending = false;
+      hideChoice();
       ui.lead.reset();
       hideLead();
     },
@@ -1237,6 +1275,7 @@ a.card:hover{border-color:var(--accent)}
       if (f.message_id != null) rated(f.message_id, Number(f.rating) || 0);
     },
     state(f) {
+      if (f.state !== "bot") hideChoice();
       setConversation(f.state);
     },
     csat_ask(f) {
