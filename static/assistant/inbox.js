@@ -227,6 +227,7 @@
   // waiting conversations that kept the browser busy for a third of a second.
   function renderQueue(conversations) {
     Object.values(lists).forEach((list) => list && list.querySelectorAll(".conv").forEach((r) => r.remove()));
+    document.querySelectorAll("[data-more]").forEach((note) => note.remove()); // the whole queue is here now
     state.conversations.clear();
     state.waitingSeen.clear();
     const groups = { waiting: [], mine: [], recent: [] };

@@ -66,6 +66,21 @@ def test_the_queue_page_costs_the_same_queries_for_many_conversations(client, sh
         assert client.get("/inbox/").status_code == 200
 
 
+def test_the_page_paints_a_screenful_of_the_waiting_and_says_the_rest_are_coming(client, shop, operator, settings):
+    """The socket's `queue` frame brings every row (inbox.js); the HTML holds the first 40, so a phone
+    paints at once (bench/inbox_phone_paint.py)."""
+    from inbox.views import FIRST_PAINT_ROWS
+
+    settings.CHAT_RATE_CONVERSATIONS_IP = 1000
+    for n in range(FIRST_PAINT_ROWS + 3):
+        _waiting(shop, f"v_many_{n}")
+    client.force_login(operator)
+    page = client.get("/inbox/").content.decode()
+    assert page.count('data-state="waiting_operator"') == FIRST_PAINT_ROWS
+    assert "Ещё 3 разговора ждут — список дополнится через секунду." in page
+    assert f'id="waiting-count" aria-label="ждут оператора">{FIRST_PAINT_ROWS + 3}<' in page
+
+
 def test_each_row_links_its_conversation_and_names_the_visitor_and_the_wait(client, shop, operator):
     from django.urls import reverse
 
