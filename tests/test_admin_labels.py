@@ -31,7 +31,7 @@ CYRILLIC = re.compile("[а-яё]", re.IGNORECASE)
 # Words that are the same in Russian and English (names of formats, protocols and products).
 SAME_IN_BOTH = {word.lower() for word in (
     "ID", "IP", "URL", "E-mail", "API", "JSON", "CSV", "HTTP", "YML", "Webhook", "sitemap.xml", "OpenAI", "Anthropic",
-    "HMAC", "SLA", "Spravka", "ETag")}
+    "HMAC", "SLA", "Spravka", "ETag", "CRM")}
 RAW = {"True", "False", "None"}
 
 

@@ -39,6 +39,7 @@ PAGES = [
     ("setup", "/b/{slug}/setup/"),
     ("knowledge", "/b/{slug}/knowledge/"),
     ("channels", "/b/{slug}/channels/"),
+    ("crm", "/b/{slug}/crm/"),
     ("voice", "/b/{slug}/voice/"),
     ("experiments", "/b/{slug}/experiments/"),
     ("testing", "/b/{slug}/testing/"),
