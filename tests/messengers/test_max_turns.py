@@ -117,13 +117,15 @@ def test_the_operator_button_the_operator_and_back_to_the_bot(
     post_max(says("Спасибо, а где она?"))  # the bot stays silent: the operator has it
     wait_until(lambda: conversation.messages.filter(role="visitor", text="Спасибо, а где она?").exists())
     handoff.conversation_release(conversation_id=conversation.pk, operator=operator)
-    sent = fake_max.wait_for(SEND, count=5, chat_id=CHAT, timeout=WAIT)
+    # Back with the bot, which answers the question left unanswered while the operator had it.
+    sent = fake_max.wait_for(SEND, count=6, chat_id=CHAT, timeout=WAIT)
     assert "вернул разговор" in sent[4].body["text"]
+    assert "точного ответа" in sent[5].body["text"]  # «а где она?»: the site does not say
     assert Conversation.objects.get(pk=conversation.pk).state == Conversation.State.BOT
     assert not any("Спасибо, а где она" in call.body["text"] for call in sent)  # a visitor's words never echo
 
-    post_max(says(DELIVERY_QUESTION))  # back with the bot: it answers again
-    again = fake_max.wait_for(SEND, count=6, chat_id=CHAT, timeout=WAIT)[5]
+    post_max(says(DELIVERY_QUESTION))  # and answers the next question as ever
+    again = fake_max.wait_for(SEND, count=7, chat_id=CHAT, timeout=WAIT)[6]
     assert "300 ₽" in again.body["text"]
     assert all(call.ok for call in fake_max.calls_of(SEND))
 
