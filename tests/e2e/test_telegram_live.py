@@ -429,15 +429,18 @@ def test_a_telegram_visitor_reaches_an_operator_in_the_inbox_and_back(
         assert len(telegram.calls_of("sendMessage", chat_id=CHAT)) == 6  # nothing sent for it
         inbox.screenshot(path=str(shots / "inbox-telegram-conversation.png"))
 
-        # «Вернуть боту»: the visitor is told, and the bot answers the next question again.
+        # «Вернуть боту»: the visitor is told, the bot answers the question left while the operator
+        # had it («А доставка в Тверь есть?»), and then the next question as ever.
         inbox.get_by_role("button", name="Вернуть боту").click()
         assert visitor.received(7)[6].params["text"] == RELEASED_NOTE
+        owed = visitor.received(8)[7]
+        expect(inbox.locator(".msg.bot")).to_have_count(3, timeout=15_000)  # the operator sees it too
         visitor.says(RETURNS)
-        again = visitor.received(8)[7]
+        again = visitor.received(9)[8]
         assert any(returns_page(shop).match(button.get("url", "")) for button in buttons(again)), buttons(again)
-        expect(inbox.locator(".msg.bot")).to_have_count(3, timeout=15_000)  # the operator sees the bot answer again
+        expect(inbox.locator(".msg.bot")).to_have_count(4, timeout=15_000)
 
     texts = telegram.sent_texts(CHAT)
     assert texts == [GREETING, answer.params["text"], no_answer.params["text"], WAITING_NOTE, JOINED_NOTE,
-                     REPLY_SENT, RELEASED_NOTE, again.params["text"]]
+                     REPLY_SENT, RELEASED_NOTE, owed.params["text"], again.params["text"]]
     assert AFTER_REPLY not in "".join(texts)  # a visitor's own words are never sent back
