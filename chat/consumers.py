@@ -41,7 +41,15 @@ from answers import pipeline, replies
 from bots.models import Bot
 from chat import access, csat, frames, leads, selectors, services, states, visits
 from chat.events import conversation_group
-from chat.exceptions import DATABASE_AWAY, ChatError, HelloRequired, ServerError, TooManySockets, Unavailable
+from chat.exceptions import (
+    DATABASE_AWAY,
+    ChatError,
+    HandoffUnavailable,
+    HelloRequired,
+    ServerError,
+    TooManySockets,
+    Unavailable,
+)
 from chat.models import Conversation, Message
 from core import ratelimit
 
@@ -429,6 +437,8 @@ class ChatConsumer(DbThreadsConsumer):
         await self._send({"type": "rated", "message_id": message.pk, "rating": message.rating})
 
     async def _button(self, frame: frames.Button) -> None:
+        if self.conversation is None and self.bot is not None and not self.bot.handoff_enabled:
+            raise HandoffUnavailable(replies.handoff_disabled(self.bot))  # refused before anything is started
         conversation = await self._started()
         state_before = conversation.state
         notes = await _db(services.conversation_handoff)(conversation=conversation, reason=BUTTON_HANDOFF_REASON)

@@ -66,6 +66,16 @@ async def test_the_operator_button_first_starts_a_waiting_conversation(shop, con
     assert conversation.state == "waiting_operator" and conversation.handed_off_at is not None
 
 
+async def test_the_operator_button_of_a_bot_without_handoff_starts_nothing(shop, connect):
+    shop.handoff_enabled = False
+    await in_db(shop.save)(update_fields=["handoff_enabled"])
+    client = await connect(shop)
+    await client.hello("v_no_handoff", started=False)
+    await client.send(type="button", id="operator")
+    assert (await client.recv())["type"] == "error"
+    assert not await in_db(Conversation.objects.filter(bot=shop).exists)()
+
+
 async def test_after_a_closed_conversation_hello_starts_none(shop, connect):
     opened = await in_db(services.conversation_open)(bot=shop, visitor_id="v_closed")
     await in_db(services.conversation_close)(conversation=opened, outcome="test")
