@@ -32,13 +32,17 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
 from bench.ws_capacity import Server, free_port, start_server, stop_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Route
 
 SLUG, EMPTY_SLUG = "bench-inbox", "bench-inbox-empty"
 USERS = "bench-inbox-"
@@ -163,13 +167,10 @@ _TIME_QUEUE = """
 """
 
 
-def browser_loads(base: str, cookie: str, loads: int, code: Path) -> dict[str, list[float]]:
-    """Open `/inbox/` in Chromium `loads` times: navigation → DOMContentLoaded, → the queue frame
-    arrived, → drawn (inbox.js done with it), and the drawing alone. Static files are served from
-    the checkout by the browser's request routing (a reverse proxy's job in production, and the
-    server runs with DEBUG=0, which does not serve them)."""
-    from playwright.sync_api import Route, sync_playwright
 
+def static_route(code: Path) -> Callable[[Route], None]:
+    """A Playwright route handler serving /static/ from the checkout at `code` (a reverse proxy's job
+    in production; the bench server runs with DEBUG=0, which does not serve them)."""
     static = code / "static"
 
     def serve(route: Route) -> None:
@@ -180,6 +181,17 @@ def browser_loads(base: str, cookie: str, loads: int, code: Path) -> dict[str, l
             return
         kind = {".js": "application/javascript", ".css": "text/css"}.get(path.suffix, "application/octet-stream")
         route.fulfill(status=200, body=path.read_bytes(), content_type=kind)
+
+    return serve
+
+def browser_loads(base: str, cookie: str, loads: int, code: Path) -> dict[str, list[float]]:
+    """Open `/inbox/` in Chromium `loads` times: navigation → DOMContentLoaded, → the queue frame
+    arrived, → drawn (inbox.js done with it), and the drawing alone. Static files are served from
+    the checkout by the browser's request routing (a reverse proxy's job in production, and the
+    server runs with DEBUG=0, which does not serve them)."""
+    from playwright.sync_api import sync_playwright
+
+    serve = static_route(code)
 
     result: dict[str, list[float]] = {"loaded": [], "arrived": [], "drawn": [], "drawing": []}
     with sync_playwright() as playwright:

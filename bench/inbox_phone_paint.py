@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common
-from bench.inbox_page import CHROMIUM, fill
+from bench.inbox_page import CHROMIUM, fill, static_route
 from bench.ws_capacity import BENCH_LIMITS, Server, free_port, start_server, stop_server
 
 if TYPE_CHECKING:
@@ -50,18 +50,9 @@ async () => {
 
 def phone_loads(base: str, cookie: str, loads: int, code: Path) -> dict[str, Any]:
     """`loads` opens of `/inbox/` on a phone-sized Chromium page: FCP and DOMContentLoaded (ms)."""
-    from playwright.sync_api import Route, sync_playwright
+    from playwright.sync_api import sync_playwright
 
-    static = code / "static"
-
-    def serve(route: Route) -> None:
-        name = route.request.url.split("/static/", 1)[1].split("?", 1)[0]
-        path = (static / name).resolve()
-        if static.resolve() not in path.parents or not path.is_file():
-            route.fulfill(status=404, body="")
-            return
-        kind = {".js": "application/javascript", ".css": "text/css"}.get(path.suffix, "application/octet-stream")
-        route.fulfill(status=200, body=path.read_bytes(), content_type=kind)
+    serve = static_route(code)
 
     result: dict[str, Any] = {"fcp": [], "loaded": [], "rows": 0}
     with sync_playwright() as playwright:
