@@ -98,6 +98,10 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "operator_closed": "Оператор завершил разговор. Если появятся вопросы, напишите нам снова.",
         "still_waiting": "Оператор уже приглашён и ответит здесь, как только освободится.",
         "operators_busy": "Операторы пока заняты. Оставьте контакт, и мы свяжемся с вами.",
+        "operators_away": (
+            "Сейчас никого из операторов нет на месте. Оставьте контакт, и мы свяжемся с вами. "
+            "Если оператор появится раньше, он ответит здесь."
+        ),
         "out_of_hours": (
             "Сейчас операторы не работают{hours}. Оставьте контакт, и мы свяжемся с вами в рабочее время."
         ),
@@ -267,6 +271,10 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
         "operator_closed": "The operator closed the conversation. Write again any time you have a question.",
         "still_waiting": "An operator has been called and will reply here as soon as they are free.",
         "operators_busy": "All operators are busy. Leave your contact and we will get back to you.",
+        "operators_away": (
+            "None of our operators is available right now. Leave your contact and we will get back to you. "
+            "If one comes back sooner, they will reply here."
+        ),
         "out_of_hours": (
             "Our operators are not working right now{hours}. "
             "Leave your contact and we will get back to you during working hours."

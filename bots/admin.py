@@ -81,7 +81,7 @@ class BotAdmin(BotScopedAdmin):
         }),
         (_("Операторы"), {"fields": [
             "operator_alert_minutes", "operator_sla_minutes", "lead_offer_minutes", "privacy_policy_url",
-            "retention_days", "csat_after_bot",
+            "retention_days", "csat_after_bot", "assignment", "operator_open_limit", "away_after_minutes",
         ]}),
         (_("Когда бот сам предлагает оператора"), {"fields": [
             "escalate_on_thumbs_down", "escalate_on_complaint", "escalate_on_rephrase", "escalate_on_no_answers",

@@ -49,6 +49,10 @@ class Bot(WebAddressFields):
         RU = "ru", _("Русский")
         EN = "en", _("English")
 
+    class Assignment(models.TextChoices):
+        FIRST = "first", _("кто первым возьмёт")
+        IN_TURN = "in_turn", _("по очереди операторам на месте")
+
     name = models.CharField(_("название"), max_length=200)
     slug = models.SlugField(_("код"), max_length=64, unique=True)
     site_url = models.URLField(_("адрес сайта"), max_length=500, blank=True)
@@ -116,6 +120,22 @@ class Bot(WebAddressFields):
         _("просить оценку и после разговоров, решённых ботом"), default=False,
         help_text=_("После разговора с оператором посетителя всегда просят оценить его от 1 до 5. С этой "
                     "отметкой — и после разговора, на который бот ответил сам: он завершается, когда затих."),
+    )
+    assignment = models.CharField(
+        _("как распределять разговоры"), max_length=16, choices=Assignment.choices, default=Assignment.FIRST,
+        help_text=_("«По очереди» отдаёт каждый новый разговор следующему оператору на месте, пропуская тех, у "
+                    "кого уже предел открытых разговоров. «Кто первым возьмёт» — разговор ждёт, пока его возьмут."),
+    )
+    operator_open_limit = models.PositiveSmallIntegerField(
+        _("открытых разговоров у оператора, не больше"), default=5, validators=[MinValueValidator(1),
+                                                                               MaxValueValidator(100)],
+        help_text=_("При распределении по очереди оператор с таким числом открытых разговоров пропускается."),
+    )
+    away_after_minutes = models.PositiveSmallIntegerField(
+        _("оператор «отошёл», если входящие закрыты дольше, мин"), default=5,
+        validators=[MinValueValidator(2), MaxValueValidator(240)],
+        help_text=_("Кто закрыл все вкладки входящих, через столько минут не получает разговоров. Если на месте "
+                    "никого нет, посетителю сразу предлагают оставить контакт."),
     )
     privacy_policy_url = models.URLField(
         _("политика обработки персональных данных"), max_length=500, blank=True, validators=_web_url,

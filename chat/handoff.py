@@ -58,6 +58,18 @@ def conversation_take(*, conversation_id: int, operator: Any) -> Conversation:
     return conversation
 
 
+def conversation_assign(*, conversation_id: int, operator: Any) -> bool:
+    """Give a waiting conversation to `operator` (inbox/assignment.py, in turn): as if they took it.
+    False, nothing changed, when it no longer waits (the bot got it back, someone took it, closed)."""
+    with transaction.atomic():
+        conversation = services.locked(conversation_id)
+        if conversation.state != State.WAITING_OPERATOR:
+            return False
+        note = _assign(conversation, operator)
+        events.publish(conversation, messages=[note] if note else [], to_visitor=True, state_changed=True)
+    return note is not None
+
+
 def operator_message_send(*, conversation_id: int, operator: Any, text: str, client_msg_id: str) -> Message:
     """Store an operator's message once and deliver it to the visitor (after commit)."""
     text = services.clean_text(text)

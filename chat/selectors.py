@@ -225,6 +225,21 @@ def waiting_longer_than_alert() -> list[Conversation]:
     )
 
 
+def waiting_ids(bot_id: int, *, limit: int = 100) -> list[int]:
+    """The bot's conversations waiting for an operator, longest wait first (who is given one next)."""
+    waiting = Conversation.objects.filter(bot_id=bot_id, state=Conversation.State.WAITING_OPERATOR)
+    return list(waiting.order_by("waiting_since", "pk").values_list("pk", flat=True)[:limit])
+
+
+def held_counts(bot_id: int, operator_ids: Collection[int]) -> dict[int, int]:
+    """How many of the bot's conversations each of these operators holds now (0 for none)."""
+    held = (Conversation.objects.filter(bot_id=bot_id, state=Conversation.State.OPERATOR,
+                                        assigned_to_id__in=list(operator_ids))
+            .values("assigned_to_id").annotate(n=Count("pk")))
+    counts = {row["assigned_to_id"]: row["n"] for row in held}
+    return {pk: counts.get(pk, 0) for pk in operator_ids}
+
+
 def leads_for_bots(*, bot_ids: Collection[int]) -> QuerySet[Lead]:
     """The leads of these bots, newest first."""
     return Lead.objects.filter(bot_id__in=list(bot_ids)).select_related("bot", "conversation").order_by("-created_at")

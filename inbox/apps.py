@@ -6,3 +6,8 @@ class InboxConfig(AppConfig):
     name = "inbox"
     label = "inbox"
     verbose_name = _("Входящие операторов")
+
+    def ready(self) -> None:
+        from inbox import receivers
+
+        receivers.connect()

@@ -29,7 +29,7 @@ from chat import handoff, selectors
 from chat.consumers import DbThreadsConsumer, _db
 from chat.events import bot_feed_group
 from chat.exceptions import ChatError, HelloRequired, ServerError
-from inbox import canned, copilot, frames, notes
+from inbox import assignment, canned, copilot, frames, notes, presence
 from inbox.access import access_conversation, access_conversation_id, inbox_bot_ids
 
 logger = logging.getLogger("spravka.inbox")
@@ -38,6 +38,8 @@ CLOSE_LOGIN_REQUIRED: Final = 4401
 CLOSE_ORIGIN_REFUSED: Final = 4403
 # How often the socket re-reads which bots its user belongs to (seconds).
 MEMBERSHIP_RECHECK: Final = 30.0
+# An open tab's pings keep its operator on hand (inbox/presence.py); one write per this many seconds.
+SEEN_EVERY: Final = 30.0
 
 
 def _queue(user: Any, bot_ids: set[int]) -> list[dict[str, Any]]:
@@ -65,6 +67,25 @@ def _act(user: Any, action: frames.Action, bot_ids: set[int]) -> None:
         "close": handoff.conversation_finish,
     }[action.kind]
     service(conversation_id=conversation_id, operator=user)
+    if action.kind != "take":  # a place freed: the next waiting conversation may go out in turn
+        assignment.bots_assign(bot_ids)
+
+
+def _arrived(user: Any, bot_ids: set[int]) -> dict[str, Any]:
+    """A tab opened: the operator is on hand (unless they said they are away), and their bots'
+    waiting conversations may go out in turn."""
+    presence.presence_seen(user)
+    away = presence.is_away(user)
+    if not away:
+        assignment.bots_assign(bot_ids)
+    return {"type": "presence", "away": away}
+
+
+def _presence_set(user: Any, frame: frames.SetPresence, bot_ids: set[int]) -> dict[str, Any]:
+    presence.presence_away_set(user, away=frame.away)
+    if not frame.away:
+        assignment.bots_assign(bot_ids)
+    return {"type": "presence", "away": frame.away}
 
 
 def _send_message(user: Any, frame: frames.SendMessage, bot_ids: set[int]) -> dict[str, Any]:
@@ -87,6 +108,7 @@ def _note(user: Any, frame: frames.AddNote, bot_ids: set[int]) -> dict[str, Any]
 def _transfer(user: Any, frame: frames.Transfer, bot_ids: set[int]) -> None:
     conversation_id = access_conversation_id(user, frame.conversation_id, bot_ids=bot_ids)
     handoff.conversation_transfer(conversation_id=conversation_id, operator=user, to_id=frame.to)
+    assignment.bots_assign(bot_ids)
 
 
 def _typing(user: Any, frame: frames.Typing, bot_ids: set[int]) -> None:
@@ -122,6 +144,7 @@ class InboxConsumer(DbThreadsConsumer):
     language: str = "ru"
     bot_ids: set[int] | None = None  # None until hello
     checked_at = 0.0
+    seen_at = 0.0  # when this socket last said its operator is on hand (monotonic)
     gone = False
 
     async def connect(self) -> None:
@@ -152,6 +175,8 @@ class InboxConsumer(DbThreadsConsumer):
         for group in list(self.feeds):
             await self.channel_layer.group_discard(group, self.channel_name)
         self.feeds.clear()
+        if self.bot_ids is not None:  # the operator's away-after-minutes count from this tab's close
+            await _db(presence.presence_seen)(self.user)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.user is None:
@@ -180,6 +205,9 @@ class InboxConsumer(DbThreadsConsumer):
 
     async def _dispatch(self, frame: frames.OperatorFrame) -> None:
         if isinstance(frame, frames.Ping):
+            if self.bot_ids is not None and time.monotonic() - self.seen_at > SEEN_EVERY:
+                self.seen_at = time.monotonic()
+                await _db(presence.presence_seen)(self.user)
             await self._send({"type": "pong"})
             return
         if isinstance(frame, frames.Hello):
@@ -202,6 +230,8 @@ class InboxConsumer(DbThreadsConsumer):
             await self._send({"type": "note", "conversation_id": frame.conversation_id, "note": note})
         elif isinstance(frame, frames.Transfer):
             await _db(_transfer)(self.user, frame, self.bot_ids)
+        elif isinstance(frame, frames.SetPresence):
+            await self._send(await _db(_presence_set)(self.user, frame, self.bot_ids))
         elif isinstance(frame, frames.Draft):
             await self._send(await _db(_draft)(self.user, frame, self.bot_ids, self.language))
         elif frame.kind == "open":
@@ -217,6 +247,8 @@ class InboxConsumer(DbThreadsConsumer):
         assert self.bot_ids is not None
         conversations = await _db(_queue)(self.user, self.bot_ids)
         await self._send({"type": "queue", "conversations": [self._labelled(c) for c in conversations]})
+        self.seen_at = time.monotonic()
+        await self._send(await _db(_arrived)(self.user, self.bot_ids))
 
     def _labelled(self, conversation: dict[str, Any]) -> dict[str, Any]:
         """The visitor named in this operator's language (frames are built in another's)."""

@@ -76,7 +76,14 @@ class Draft:
     conversation_id: int
 
 
-OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest | AddNote | Transfer | Draft
+@dataclass(frozen=True)
+class SetPresence:
+    """«Отошёл(ла)» (away=true) or «На месте» (away=false), said by the operator (inbox/presence.py)."""
+
+    away: bool
+
+
+OperatorFrame = Hello | Ping | Action | SendMessage | Typing | Suggest | AddNote | Transfer | Draft | SetPresence
 ACTIONS: Final = frozenset({"open", "take", "release", "close"})
 
 
@@ -100,6 +107,13 @@ def _typing(data: dict[str, Any]) -> Typing:
     return Typing(_conversation_id(data), on)
 
 
+def _presence(data: dict[str, Any]) -> SetPresence:
+    away = data.get("away")
+    if not isinstance(away, bool):
+        raise BadFrame(gettext_noop("Не удалось разобрать сообщение: поле «away» должно быть true или false."))
+    return SetPresence(away)
+
+
 def _transfer(data: dict[str, Any]) -> Transfer:
     to = field_int(data, "to")
     if to is None or not 0 < to < 2**63:
@@ -116,6 +130,7 @@ _PARSERS: Final[dict[str, Callable[[dict[str, Any]], OperatorFrame]]] = {
     "note": lambda data: AddNote(_conversation_id(data), field_str(data, "text")),
     "transfer": _transfer,
     "draft": lambda data: Draft(_conversation_id(data)),
+    "presence": _presence,
     **{kind: (lambda data, kind=kind: Action(kind, _conversation_id(data))) for kind in ACTIONS},  # type: ignore[misc]
 }
 

@@ -1,0 +1,68 @@
+"""Whether an operator is on hand: the one module that writes `inbox.Presence`.
+
+An operator is on hand for a bot while they have not said «Отошёл(ла)» and an inbox tab of theirs
+was open within the bot's `away_after_minutes`: every open tab says so when it connects, once a
+minute while open (its `ping`), and when it closes (inbox/consumers.py). Nobody has to remember
+to go away at the end of the day: closing the inbox is enough.
+
+What must stay true:
+- Saying «Отошёл(ла)» holds until the operator says «На месте» again; an open tab never undoes it.
+- One statement per write (an upsert): a tab's pings never race its own first visit.
+- `on_hand` names only active owners and operators of that bot (`bots.selectors.inbox_members`):
+  another bot's operator is never given one of its conversations.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from bots.models import Bot
+from bots.selectors import inbox_members
+from inbox.models import Presence
+
+
+def _upsert(user: Any, **fields: Any) -> None:
+    Presence.objects.bulk_create(
+        [Presence(user_id=user.pk, **fields)], update_conflicts=True, unique_fields=["user"],
+        update_fields=list(fields),
+    )
+
+
+def presence_seen(user: Any) -> None:
+    """An inbox tab of `user` is open now (or has just closed)."""
+    _upsert(user, seen_at=timezone.now())
+
+
+def presence_away_set(user: Any, *, away: bool) -> None:
+    """«Отошёл(ла)» (away=True) or «На месте» (away=False), said by the operator; the tab that says
+    it is open, so it counts as seen too."""
+    _upsert(user, away=bool(away), seen_at=timezone.now())
+
+
+def presence_assigned(user: Any) -> None:
+    """`user` has just been given a conversation in turn: the next one goes to someone else."""
+    Presence.objects.filter(user_id=user.pk).update(assigned_at=timezone.now())
+
+
+def is_away(user: Any) -> bool:
+    """Whether `user` said «Отошёл(ла)» (and has not come back)."""
+    return Presence.objects.filter(user_id=user.pk, away=True).exists()
+
+
+def on_hand(bot: Bot) -> QuerySet[Any]:
+    """The bot's owners and operators on hand now, whoever was given a conversation in turn longest
+    ago first (never given one: first of all)."""
+    fresh = timezone.now() - timedelta(minutes=bot.away_after_minutes)
+    return inbox_members(bot.pk).filter(inbox_presence__away=False, inbox_presence__seen_at__gte=fresh).order_by(
+        F("inbox_presence__assigned_at").asc(nulls_first=True), "pk"
+    )
+
+
+def away_ids(bot: Bot) -> set[int]:
+    """Which of the bot's owners and operators are not on hand now (for the transfer list)."""
+    members = set(inbox_members(bot.pk).values_list("pk", flat=True))
+    return members - set(on_hand(bot).values_list("pk", flat=True))

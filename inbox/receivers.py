@@ -1,0 +1,18 @@
+"""The inbox listens to the chat (chat.signals): a conversation that starts waiting is given out in
+turn, or the visitor is offered the contact form at once when nobody is on hand (inbox/assignment.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chat.signals import conversation_waiting
+
+
+def on_conversation_waiting(sender: Any, *, conversation_id: int, bot_id: int, **kwargs: Any) -> None:
+    from inbox.assignment import conversation_routed
+
+    conversation_routed(conversation_id=conversation_id, bot_id=bot_id)
+
+
+def connect() -> None:
+    conversation_waiting.connect(on_conversation_waiting, dispatch_uid="inbox.on_conversation_waiting")
