@@ -107,9 +107,8 @@ def lead_submit(*, conversation: Conversation, form: LeadForm) -> tuple[Lead, li
     return lead, [note]
 
 
-def lead_offer_to_waiting(*, conversation_id: int, nobody_on_hand: bool = False) -> bool:
-    """Nobody took a waiting conversation within the bot's limit, or nobody is on hand to take it
-    (`nobody_on_hand`, inbox/assignment.py): offer the contact form (once), in words that say which.
+def lead_offer_to_waiting(*, conversation_id: int) -> bool:
+    """Nobody took a waiting conversation within the bot's limit: offer the contact form (once).
     The conversation keeps waiting, an operator may still take it."""
     with transaction.atomic():
         conversation = services.locked(conversation_id)
@@ -120,8 +119,7 @@ def lead_offer_to_waiting(*, conversation_id: int, nobody_on_hand: bool = False)
         conversation.save(update_fields=["lead_offered_at"])
         if not replies.lead_form_available(bot):
             return False
-        key = "operators_away" if nobody_on_hand else "operators_busy"
-        note = services.system_note(conversation, key, buttons=[replies.lead_button(bot)])
+        note = services.system_note(conversation, "operators_busy", buttons=[replies.lead_button(bot)])
         events.publish(conversation, messages=[note], to_visitor=True)
     return True
 

@@ -298,3 +298,25 @@ class WebhookDelivery(models.Model):
     @property
     def error_shown(self) -> str:
         return shown(self.error_stored) if self.error_stored else self.error
+
+
+class OperatorPresence(models.Model):
+    """Whether an operator can be given a conversation now: on hand unless they said «Отошёл(ла)»
+    (`away`) or no inbox tab of theirs has been open for the bot's `away_after_minutes`
+    (`seen_at`: the last time an open tab said so). Written by chat/presence.py only; the inbox's
+    socket tells it (inbox/consumers.py), the handoff reads it (`services._handoff`)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="operator_presence",
+        verbose_name=_("оператор"),
+    )
+    away = models.BooleanField(_("отошёл (сам)"), default=False)
+    seen_at = models.DateTimeField(_("входящие открыты в последний раз"), null=True, blank=True)
+    assigned_at = models.DateTimeField(_("последний разговор по очереди"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("присутствие оператора")
+        verbose_name_plural = _("присутствие операторов")
+
+    def __str__(self) -> str:
+        return str(self.user)

@@ -37,7 +37,7 @@ from behavior import escalation, hours, invitations
 from behavior.intents import classify
 from bots import freshness
 from bots.models import Bot
-from chat import claims, events, friction, selectors, signals, states, webhooks, writes
+from chat import claims, events, friction, presence, selectors, signals, states, webhooks, writes
 from chat.exceptions import (
     DATABASE_AWAY,
     ConversationClosed,
@@ -309,13 +309,29 @@ def _handoff(conversation: Conversation, reason: str) -> list[Message]:
         conversation.save(update_fields=["handoff_offered", "updated_at"])
         events.publish(conversation, messages=[note])
         return [note]
-    states.to_waiting(conversation)
-    note = system_note(conversation, "handoff_system", meta={"handoff_reason": reason}, flags={"escalation": True})
+    note = _waiting_note(conversation, reason)
     signals.flagged_on_commit(note)
     events.publish(conversation, messages=[note], state_changed=True)
     webhooks.webhook_emit(bot=bot, event=webhooks.HANDOFF_WAITING, conversation=conversation)
     signals.waiting_on_commit(conversation, note)
     return [note]
+
+
+def _waiting_note(conversation: Conversation, reason: str) -> Message:
+    """Start the wait (`states.to_waiting`) and say what comes next: an operator soon; or, with
+    nobody on hand (chat/presence.py), that nobody is there now, with the contact form at once
+    (the wait goes on: whoever comes may still take it)."""
+    bot = conversation.bot
+    if presence.anyone_on_hand(bot):
+        states.to_waiting(conversation)
+        return system_note(conversation, "handoff_system", meta={"handoff_reason": reason}, flags={"escalation": True})
+    form = replies.lead_form_available(bot)
+    states.to_waiting(conversation, form_offered=form)
+    meta = {"handoff_reason": reason, "nobody_on_hand": True}
+    if not form:
+        return system_note(conversation, "operators_away_no_form", meta=meta, flags={"escalation": True})
+    return system_note(conversation, "operators_away", buttons=[replies.lead_button(bot)], meta=meta,
+                       flags={"escalation": True})
 
 
 def _escalation_offer(

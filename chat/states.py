@@ -62,16 +62,18 @@ def can_wait(conversation: Conversation) -> bool:
     return conversation.state == State.BOT
 
 
-def to_waiting(conversation: Conversation) -> bool:
+def to_waiting(conversation: Conversation, *, form_offered: bool = False) -> bool:
     """bot → waiting_operator: the wait starts now (the inbox sorts and alerts by `waiting_since`),
-    and the previous wait's alert and contact-form offer are forgotten. False, nothing changed,
-    when a person is already asked for or present; ConversationClosed when closed."""
+    and the previous wait's alert and contact-form offer are forgotten (`form_offered`: the caller
+    offers the form with this move, so the wait's timeout offers it no more). False, nothing
+    changed, when a person is already asked for or present; ConversationClosed when closed."""
     if not can_wait(conversation):
         return False
     conversation.state = State.WAITING_OPERATOR
     conversation.waiting_since = timezone.now()
     conversation.handed_off_at = conversation.handed_off_at or conversation.waiting_since
-    conversation.alerted_at = conversation.lead_offered_at = None
+    conversation.alerted_at = None
+    conversation.lead_offered_at = conversation.waiting_since if form_offered else None
     conversation.save(update_fields=["state", "waiting_since", "handed_off_at", "alerted_at", "lead_offered_at",
                                      "updated_at"])
     return True

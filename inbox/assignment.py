@@ -5,8 +5,8 @@
   one longest ago, skipping those who already hold the bot's `operator_open_limit`. When everyone
   is at the limit it waits, and goes to the first operator who frees a place (a close, a return to
   the bot, a transfer) or comes back.
-- Either way, with nobody on hand the visitor is offered the contact form at once instead of after
-  the bot's `lead_offer_minutes`; the conversation keeps waiting, and whoever comes may still take it.
+- Either way, with nobody on hand the chat tells the visitor so at once, with the contact form
+  (`chat.services._handoff`); the conversation keeps waiting, and whoever comes may still take it.
 
 What must stay true:
 - The assignments of one bot are made one at a time (a transaction-level advisory lock per bot),
@@ -24,8 +24,7 @@ from typing import Any, Final
 from django.db import connection, transaction
 
 from bots.models import Bot
-from chat import handoff, leads, selectors
-from inbox import presence
+from chat import handoff, presence, selectors
 
 LOCK_NAMESPACE: Final = 0x41535347  # pg_advisory_xact_lock's first key: "ASSG", this module's own
 
@@ -63,14 +62,9 @@ def waiting_assign(bot: Bot) -> list[int]:
     return given
 
 
-def conversation_routed(*, conversation_id: int, bot_id: int) -> None:
-    """A conversation has just started waiting: offer the contact form at once when nobody is on
-    hand, else give it out in turn when the owner chose so."""
-    bot = Bot.objects.get(pk=bot_id)
-    if not presence.on_hand(bot).exists():
-        leads.lead_offer_to_waiting(conversation_id=conversation_id, nobody_on_hand=True)
-        return
-    waiting_assign(bot)
+def conversation_routed(*, bot_id: int) -> None:
+    """A conversation of the bot has just started waiting: give it out in turn when the owner chose so."""
+    waiting_assign(Bot.objects.get(pk=bot_id))
 
 
 def bots_assign(bot_ids: set[int]) -> None:

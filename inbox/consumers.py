@@ -25,11 +25,11 @@ from django.utils.translation.trans_real import parse_accept_lang_header
 
 from chat import access as chat_access
 from chat import frames as chat_frames
-from chat import handoff, selectors
+from chat import handoff, presence, selectors
 from chat.consumers import DbThreadsConsumer, _db
 from chat.events import bot_feed_group
 from chat.exceptions import ChatError, HelloRequired, ServerError
-from inbox import assignment, canned, copilot, frames, notes, presence
+from inbox import assignment, canned, copilot, frames, notes
 from inbox.access import access_conversation, access_conversation_id, inbox_bot_ids
 
 logger = logging.getLogger("spravka.inbox")

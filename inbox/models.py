@@ -1,5 +1,5 @@
-"""What operators keep beside the conversations: the owner's canned replies (per bot), the
-operators' notes in a transcript, and whether each operator is on hand (`Presence`).
+"""What operators keep beside the conversations: the owner's canned replies (per bot) and the
+operators' notes in a transcript.
 
 What must stay true:
 - A canned reply belongs to one bot: the inbox offers an operator only their bot's replies, and
@@ -77,23 +77,3 @@ class Note(models.Model):
     def __str__(self) -> str:
         return self.text[:60]
 
-
-class Presence(models.Model):
-    """Whether an operator can be given a conversation now: on hand unless they said «Отошёл(ла)»
-    (`away`) or no inbox tab of theirs has been open for the bot's `away_after_minutes`
-    (`seen_at`: the last time an open tab said so). Written by inbox/presence.py only."""
-
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="inbox_presence",
-        verbose_name=_("оператор"),
-    )
-    away = models.BooleanField(_("отошёл (сам)"), default=False)
-    seen_at = models.DateTimeField(_("входящие открыты в последний раз"), null=True, blank=True)
-    assigned_at = models.DateTimeField(_("последний разговор по очереди"), null=True, blank=True)
-
-    class Meta:
-        verbose_name = _("присутствие оператора")
-        verbose_name_plural = _("присутствие операторов")
-
-    def __str__(self) -> str:
-        return str(self.user)

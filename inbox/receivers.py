@@ -1,5 +1,5 @@
 """The inbox listens to the chat (chat.signals): a conversation that starts waiting is given out in
-turn, or the visitor is offered the contact form at once when nobody is on hand (inbox/assignment.py)."""
+turn when the bot's owner chose so (inbox/assignment.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 from chat.signals import conversation_waiting
 
 
-def on_conversation_waiting(sender: Any, *, conversation_id: int, bot_id: int, **kwargs: Any) -> None:
+def on_conversation_waiting(sender: Any, *, bot_id: int, **kwargs: Any) -> None:
     from inbox.assignment import conversation_routed
 
-    conversation_routed(conversation_id=conversation_id, bot_id=bot_id)
+    conversation_routed(bot_id=bot_id)
 
 
 def connect() -> None:

@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from bots.selectors import inbox_members
 from chat import frames as chat_frames
-from chat import leads, selectors
+from chat import leads, presence, selectors
 from chat.exceptions import NotFound
 from chat.models import Conversation
 from inbox import canned, copilot, notes
@@ -46,6 +46,9 @@ def _texts() -> dict[str, Any]:
         "copilot_insert": _("Вставить"), "copilot_question": _("Вопрос: {q}"),
         "copilot_insert_label": _("Вставить в ответ: {title}"),
         "copilot_drafting": _("Составляем черновик…"), "copilot_draft_label": _("Черновик ответа"),
+        "present": _("На месте"), "away": _("Отошёл(ла)"),
+        "present_hint": _("Вам приходят новые разговоры. Нажмите, если отходите."),
+        "away_hint": _("Новые разговоры вам не приходят. Нажмите, когда вернётесь."),
         "channels": {"telegram": "Telegram", "vk": _("ВКонтакте"), "max": "MAX"},
         "roles": {"visitor": _("Посетитель"), "bot": _("Бот"), "operator": _("Оператор"), "system": _("Система")},
         "states": {
@@ -125,11 +128,19 @@ def _transcript(messages: list[Any], notes_: list[Any]) -> list[tuple[str, Any]]
     return sorted(items, key=lambda item: item[1].created_at)
 
 
+def _transfer_to(current: Conversation, user: Any) -> list[tuple[int, str]]:
+    """Whom the conversation may be handed to, by name; those not on hand say so."""
+    away = presence.away_ids(current.bot)
+    return [(u.pk, _("%(name)s — отошёл(ла)") % {"name": chat_frames.display_name(u)} if u.pk in away
+             else chat_frames.display_name(u)) for u in inbox_members(current.bot_id) if u.pk != user.pk]
+
+
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     """The queue: waiting conversations first (longest wait on top), mine, recent."""
     bot_ids = inbox_bot_ids(request.user)
-    return render(request, "inbox/inbox.html", _context(request, bot_ids, title=_("Входящие")))
+    context = _context(request, bot_ids, title=_("Входящие"), presence_away=presence.is_away(request.user))
+    return render(request, "inbox/inbox.html", context)
 
 
 @login_required
@@ -148,9 +159,8 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
         mine=current.assigned_to_id == request.user.pk,
         canned=canned.canned_replies_for(current, operator_name=name),
         transcript=_transcript(messages, notes.notes_of(current)),
-        transfer_to=[(u.pk, chat_frames.display_name(u)) for u in inbox_members(current.bot_id)
-                     if u.pk != request.user.pk],
-        copilot_draft=copilot.model_ready(current.bot),
+        transfer_to=_transfer_to(current, request.user),
+        copilot_draft=copilot.model_ready(current.bot), presence_away=presence.is_away(request.user),
     )
     return render(request, "inbox/inbox.html", context)
 

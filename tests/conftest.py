@@ -72,6 +72,16 @@ def bot(owner):
 
 
 @pytest.fixture
+def owner_on_hand(owner):
+    """The demo bot's owner has the inbox open (chat/presence.py): a visitor who asks for a person
+    hears that one will come, not that nobody is there."""
+    from chat import presence
+
+    presence.presence_seen(owner)
+    return owner
+
+
+@pytest.fixture
 def other_bot(other_owner):
     from bots.models import Bot, Membership
 

@@ -102,7 +102,7 @@ async def test_a_question_is_answered_from_an_entry_with_its_link(knowledge, sho
     assert message["buttons"] == [] and message["rating"] == 0
 
 
-async def test_no_answer_offers_the_operator_button_and_the_button_hands_off(knowledge, shop, connect):
+async def test_no_answer_offers_the_operator_button_and_the_button_hands_off(knowledge, shop, connect, owner_on_hand):
     client = await connect(shop)
     await client.hello()
     [reply] = _replies(await client.ask(UNKNOWN_QUESTION, "c1"))

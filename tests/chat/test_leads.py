@@ -104,7 +104,7 @@ def test_retention_deletes_what_is_older_than_the_bots_limit(shop_with_policy):
     assert list(Conversation.objects.values_list("pk", flat=True)) == [fresh.pk]
 
 
-def test_nobody_took_it_in_time_so_the_form_is_offered_once(shop_with_policy):
+def test_nobody_took_it_in_time_so_the_form_is_offered_once(shop_with_policy, owner_on_hand):
     from chat.tasks import offer_leads_to_waiting
 
     conversation = _conversation(shop_with_policy)

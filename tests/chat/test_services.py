@@ -126,7 +126,7 @@ def test_a_closed_conversation_takes_no_new_messages_but_answers_a_resend(shop):
     )
 
 
-def test_asking_for_an_operator_hands_off_with_a_system_note(shop):
+def test_asking_for_an_operator_hands_off_with_a_system_note(shop, owner_on_hand):
     conversation = _open(shop)
     _visitor, reply, _ = services.message_receive(
         conversation=conversation, text="Соедините меня с оператором", client_msg_id="c1"

@@ -34,6 +34,12 @@ def operator(django_user_model, shop):
 
 
 @pytest.fixture
+def second_operator(django_user_model, shop):
+    """Another operator of the shop, named Борис."""
+    return _member(django_user_model, shop, "boris@shop.example", "operator", first_name="Борис")
+
+
+@pytest.fixture
 def other_operator(django_user_model, other_bot):
     """An operator of another tenant's bot."""
     return _member(django_user_model, other_bot, "olga@other.example", "operator", first_name="Ольга")
@@ -72,8 +78,10 @@ class Operator:
                 return dict(frame["conversation"])
 
     async def hello(self) -> list[dict[str, Any]]:
+        """The queue, and the operator's presence that follows it (kept in `away`)."""
         await self.send(type="hello")
         queue = await self.until("queue")
+        self.away = bool((await self.until("presence"))["away"])
         return list(queue["conversations"])
 
     async def nothing(self, timeout: float = 0.5) -> bool:

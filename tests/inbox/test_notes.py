@@ -10,14 +10,8 @@ from inbox import notes
 from inbox.models import Note
 from tests.api.conftest import api, api_key, client_for  # noqa: F401  (the API's fixtures)
 from tests.chat.conftest import in_db
-from tests.inbox.conftest import _member
 
 NOTE = "Клиент раньше жаловался на курьера — проверить номер заказа"
-
-
-@pytest.fixture
-def second_operator(django_user_model, shop):
-    return _member(django_user_model, shop, "boris@shop.example", "operator", first_name="Борис")
 
 
 async def _operator_and_visitor(connect, connect_operator, shop, user, visitor_id):

@@ -6,7 +6,6 @@ import pytest
 
 from chat.models import Conversation
 from tests.chat.conftest import in_db
-from tests.inbox.test_notes import second_operator  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +26,7 @@ def _holder(conversation_id):
 
 
 async def test_the_holder_hands_it_to_another_operator_of_the_bot(
-    shop, connect, connect_operator, operator, second_operator  # noqa: F811
+    shop, connect, connect_operator, operator, second_operator
 ):
     visitor, anna, conversation_id = await _held(connect, connect_operator, shop, operator, "v_t1")
     boris = await connect_operator(second_operator)
@@ -57,7 +56,7 @@ async def test_a_transfer_outside_the_bot_is_refused_and_changes_nothing(
 
 
 async def test_only_the_holder_may_hand_it_over(
-    shop, connect, connect_operator, operator, second_operator  # noqa: F811
+    shop, connect, connect_operator, operator, second_operator
 ):
     _visitor, _anna, conversation_id = await _held(connect, connect_operator, shop, operator, "v_t2")
     boris = await connect_operator(second_operator)
@@ -68,7 +67,7 @@ async def test_only_the_holder_may_hand_it_over(
 
 
 async def test_a_conversation_nobody_holds_is_taken_before_it_is_handed_over(shop, connect, connect_operator,
-                                                                           operator, second_operator):  # noqa: F811
+                                                                           operator, second_operator):
     visitor = await connect(shop)
     welcome = await visitor.hello("v_t3")
     anna = await connect_operator(operator, accept_language="en-US,en;q=0.9")

@@ -89,7 +89,7 @@ def test_a_question_is_answered_from_the_site_with_its_source_button(
 
 
 def test_the_operator_button_the_operator_and_back_to_the_bot(
-    post_max, knowledge, fake_max, celery_worker_thread, django_user_model
+    post_max, knowledge, fake_max, celery_worker_thread, django_user_model, owner_on_hand
 ):
     post_max(says(UNKNOWN_QUESTION))
     no_answer = fake_max.wait_for(SEND, chat_id=CHAT, timeout=WAIT)[0]

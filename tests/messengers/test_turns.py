@@ -57,7 +57,7 @@ def test_a_resent_update_is_answered_once(post_update, knowledge, fake_telegram,
 
 
 def test_the_operator_button_the_operator_and_back_to_the_bot(
-    post_update, knowledge, fake_telegram, celery_worker_thread, django_user_model
+    post_update, knowledge, fake_telegram, celery_worker_thread, django_user_model, owner_on_hand
 ):
     post_update(text_update(5, CHAT, "Есть ли у вас парковка для вертолёта на крыше офиса?"))
     no_answer = fake_telegram.wait_for("sendMessage", chat_id=CHAT, timeout=WAIT)[0].params

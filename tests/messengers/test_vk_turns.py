@@ -90,7 +90,7 @@ def test_a_resent_event_is_answered_once(post_vk, knowledge, fake_vk, celery_wor
 
 
 def test_the_operator_button_the_operator_and_back_to_the_bot(
-    post_vk, knowledge, fake_vk, celery_worker_thread, django_user_model
+    post_vk, knowledge, fake_vk, celery_worker_thread, django_user_model, owner_on_hand
 ):
     post_vk(new(UNKNOWN_QUESTION))
     no_answer = fake_vk.wait_for("messages.send", peer_id=CHAT, timeout=WAIT)[0].params

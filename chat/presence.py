@@ -1,9 +1,11 @@
-"""Whether an operator is on hand: the one module that writes `inbox.Presence`.
+"""Whether an operator is on hand: the one module that writes `chat.OperatorPresence`.
 
 An operator is on hand for a bot while they have not said «Отошёл(ла)» and an inbox tab of theirs
 was open within the bot's `away_after_minutes`: every open tab says so when it connects, once a
 minute while open (its `ping`), and when it closes (inbox/consumers.py). Nobody has to remember
-to go away at the end of the day: closing the inbox is enough.
+to go away at the end of the day: closing the inbox is enough. The handoff reads it: with nobody on
+hand the visitor hears so at once, with the contact form (`services._handoff`); the inbox gives
+waiting conversations out in turn among those on hand (inbox/assignment.py).
 
 What must stay true:
 - Saying «Отошёл(ла)» holds until the operator says «На месте» again; an open tab never undoes it.
@@ -22,7 +24,7 @@ from django.utils import timezone
 
 from bots.models import Bot
 from bots.selectors import inbox_members
-from inbox.models import Presence
+from chat.models import OperatorPresence as Presence
 
 
 def _upsert(user: Any, **fields: Any) -> None:
@@ -57,9 +59,14 @@ def on_hand(bot: Bot) -> QuerySet[Any]:
     """The bot's owners and operators on hand now, whoever was given a conversation in turn longest
     ago first (never given one: first of all)."""
     fresh = timezone.now() - timedelta(minutes=bot.away_after_minutes)
-    return inbox_members(bot.pk).filter(inbox_presence__away=False, inbox_presence__seen_at__gte=fresh).order_by(
-        F("inbox_presence__assigned_at").asc(nulls_first=True), "pk"
+    return inbox_members(bot.pk).filter(operator_presence__away=False, operator_presence__seen_at__gte=fresh).order_by(
+        F("operator_presence__assigned_at").asc(nulls_first=True), "pk"
     )
+
+
+def anyone_on_hand(bot: Bot) -> bool:
+    """Whether any of the bot's owners and operators is on hand now."""
+    return on_hand(bot).exists()
 
 
 def away_ids(bot: Bot) -> set[int]:
