@@ -102,7 +102,9 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "Сейчас никого из операторов нет на месте. Оставьте контакт, и мы свяжемся с вами. "
             "Если оператор появится раньше, он ответит здесь."
         ),
-        "operators_away_no_form": "Сейчас никого из операторов нет на месте. Оператор ответит здесь, как только появится.",
+        "operators_away_no_form": (
+            "Сейчас никого из операторов нет на месте. Оператор ответит здесь, как только появится."
+        ),
         "out_of_hours": (
             "Сейчас операторы не работают{hours}. Оставьте контакт, и мы свяжемся с вами в рабочее время."
         ),
@@ -276,7 +278,9 @@ TEXTS: Final[dict[str, dict[str, str]]] = {
             "None of our operators is available right now. Leave your contact and we will get back to you. "
             "If one comes back sooner, they will reply here."
         ),
-        "operators_away_no_form": "None of our operators is available right now. One will reply here as soon as they are back.",
+        "operators_away_no_form": (
+            "None of our operators is available right now. One will reply here as soon as they are back."
+        ),
         "out_of_hours": (
             "Our operators are not working right now{hours}. "
             "Leave your contact and we will get back to you during working hours."

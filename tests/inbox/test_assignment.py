@@ -11,9 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from bots.models import Bot
-from chat import services
+from chat import presence, services
 from chat.models import Conversation
-from chat import presence
 from inbox import assignment
 from tests.chat.conftest import closing_connections, in_db
 from tests.inbox.conftest import _member
