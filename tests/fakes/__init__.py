@@ -29,7 +29,16 @@ FAKE_MAX_TOKEN = "f9LHodD0cOJf4_DkJGeq8BkDgc5vgSwZocVrn44oirfMzUQ4mv5k-FakeMaxTo
 @pytest.fixture
 def fake_llm(settings: Any) -> Iterator[FakeLLMServer]:
     """The fake server, with Anthropic as the provider and short timeouts and backoff, so failure
-    paths run in milliseconds. Set `settings.LLM_PROVIDER = "openai"` to use the other endpoint."""
+    paths run in milliseconds. Set `settings.LLM_PROVIDER = "openai"` to use the other endpoint.
+
+    The process is warmed up first, as a serving process is when it starts (assistant/startup.py):
+    a chat turn's model deadline (CHAT_LLM_TIMEOUT) runs from the turn's start, and the first turn
+    of a process would otherwise import the model SDK (and load the embedding model) inside it:
+    ~1.5 s on an idle machine, several times that on a busy one (two workers, a browser, other runs
+    on two cores), which can use up the deadline before the model is asked: the fake then gets no
+    request and the test fails only when it happens to be its process's first model turn."""
+    from assistant.startup import warm_up
+
     server = FakeLLMServer().start()
     settings.LLM_PROVIDER = "anthropic"
     settings.ANTHROPIC_API_KEY = FAKE_ANTHROPIC_KEY
@@ -43,6 +52,7 @@ def fake_llm(settings: Any) -> Iterator[FakeLLMServer]:
     settings.LLM_RETRY_BACKOFF = 0.01
     settings.LLM_RETRY_MAX_WAIT = 0.5
     try:
+        warm_up().join()  # after LLM_PROVIDER is set: not the speller, which only a bot without a model needs
         yield server
     finally:
         server.stop()
