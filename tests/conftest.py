@@ -48,6 +48,29 @@ def _chat_worker_connections_closed(django_db_setup, django_db_blocker):
     close_db_connections()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_namespace_empty() -> None:
+    """The run's cache namespace is named after its process id (assistant/testing.py), and ids come
+    round again (pid_max is 32768 on small machines) while the embedded Redis keeps what earlier runs
+    wrote: a budget limit for a week, a budget alert for 40 days, a settings token for ever, each
+    keyed by a bot id. This run's test database is new and numbers its bots from 1 again, so a bot
+    here could read the budget of another run's bot with the same id and never ask the model. Every
+    session starts with its own namespace empty (only its own: other runs share the server)."""
+    import redis
+    from django.conf import settings
+
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
+    if not prefix.startswith("spravka-test-"):
+        return  # a namespace set by hand (CACHE_PREFIX) may be an installation's own: left alone
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start:start + 1000])
+    finally:
+        client.close()
+
+
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user(
