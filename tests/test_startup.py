@@ -117,3 +117,27 @@ def test_without_a_model_the_warm_up_loads_the_spellers_dictionary_too():
     result = subprocess.run([sys.executable, "-c", WARM_UP_SPELLER], cwd=REPO, env=env, capture_output=True,
                             text=True, timeout=120, check=True)
     assert result.stdout.split("\n")[-2] == "0 1", result.stdout + result.stderr
+
+
+WORKER_CHILD = """
+import sys, threading, django
+django.setup()
+from celery.signals import worker_process_init
+import assistant.celery  # noqa: F401  (connects the worker's receivers)
+before = "anthropic" in sys.modules
+worker_process_init.send(sender=None)
+[warming] = [t for t in threading.enumerate() if t.name == "spravka-warm-up"]
+warming.join()
+print(before, "anthropic" in sys.modules)
+"""
+
+
+def test_a_worker_child_warms_up_before_its_first_turn():
+    """A prefork worker's child (the production worker, docs/deploy.md) loads what a turn needs on start."""
+    from django.conf import settings
+
+    env = os.environ | {"DATABASE_URL": _database_url(), "REDIS_URL": settings.REDIS_URL,
+                        "DJANGO_SETTINGS_MODULE": "assistant.settings"}
+    result = subprocess.run([sys.executable, "-c", WORKER_CHILD], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    assert result.stdout.split("\n")[-2] == "False True", result.stdout + result.stderr

@@ -19,6 +19,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from bots.models import Bot
+from bots.selectors import inbox_members
+from chat import frames, presence
 from chat.models import ConversationRating
 from chat.operator_numbers import conversations_closed_by_operators, ratings_by_operator_week, recent_comments
 from feedback.gaps import week_starts
@@ -87,11 +89,36 @@ class OperatorRow:
 
 
 @dataclass(frozen=True)
+class TeamNow:
+    """Who of the bot's owners and operators is on hand now (chat/presence.py), and how the bot gives
+    conversations out: the overview's line above the operators' numbers."""
+
+    on_hand: list[str]
+    away: list[str]
+    assignment: str
+    open_limit: int
+
+    @property
+    def in_turn(self) -> bool:
+        return self.assignment == Bot.Assignment.IN_TURN
+
+
+def team_now(bot: Bot) -> TeamNow:
+    """Two queries: the members, and those on hand."""
+    here = set(presence.on_hand(bot).values_list("pk", flat=True))
+    members = list(inbox_members(bot.pk))
+    return TeamNow(on_hand=[frames.display_name(u) for u in members if u.pk in here],
+                   away=[frames.display_name(u) for u in members if u.pk not in here],
+                   assignment=bot.assignment, open_limit=bot.operator_open_limit)
+
+
+@dataclass(frozen=True)
 class OperatorNumbers:
     weeks: list[str]
     rows: list[OperatorRow]
     sla_minutes: int
     comments: list[ConversationRating] = field(default_factory=list)
+    now: TeamNow | None = None
 
     @property
     def chart(self) -> dict[str, Any]:
@@ -105,7 +132,7 @@ class OperatorNumbers:
 
 def operator_numbers(*, bot: Bot, days: int, weeks: int) -> OperatorNumbers:
     """Per operator of `bot`: the stars of the last `weeks` weeks, and the times of the conversations
-    they closed in the last `days` days. Two queries."""
+    they closed in the last `days` days, and who is on hand now. Four queries."""
     starts = week_starts(weeks)
     rows: dict[Any, OperatorRow] = {}
 
@@ -137,4 +164,5 @@ def operator_numbers(*, bot: Bot, days: int, weeks: int) -> OperatorNumbers:
                 target.sla_missed += 1
     labels = [formats.date_format(s.date(), "MONTH_DAY_FORMAT") for s in starts]
     return OperatorNumbers(weeks=labels, rows=sorted(rows.values(), key=lambda r: r.name.lower()),
-                           sla_minutes=bot.operator_sla_minutes, comments=recent_comments(bot=bot, since=since))
+                           sla_minutes=bot.operator_sla_minutes, comments=recent_comments(bot=bot, since=since),
+                           now=team_now(bot))

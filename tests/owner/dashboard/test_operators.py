@@ -102,3 +102,36 @@ def test_ratings_of_conversations_the_bot_resolved_have_a_row_of_their_own(owner
     html = owner_client.get("/b/demo/").content.decode()
     cells, _row = row_of(html, "Бот, без оператора")
     assert cells["average"] == "5,0" and cells["count"] == "1 оценка" and cells["first_reply"] == "—"
+
+
+def _team_line(html):
+    found = re.search(r'<p class="team-now" id="team-now">(.*?)</p>', html, re.S)
+    assert found, "no line on who is on hand"
+    return re.sub(r"<[^>]+>", "", found.group(1))
+
+
+def test_the_card_says_who_is_on_hand_now_and_how_conversations_go_out(
+    owner_client, bot, other_bot, django_user_model
+):
+    from bots.models import Bot, Membership
+    from chat import presence
+
+    anna = _user(django_user_model, "anna@shop.example", "Анна")
+    boris = _user(django_user_model, "boris@shop.example", "Борис")
+    for user in (anna, boris):
+        Membership.objects.create(bot=bot, user=user, role="operator")
+    stranger = _user(django_user_model, "olga@other.example", "Ольга")
+    Membership.objects.create(bot=other_bot, user=stranger, role="operator")
+    url = f"/b/{bot.slug}/"
+    line = _team_line(owner_client.get(url).content.decode())
+    assert line.startswith("Сейчас на месте никого нет — посетитель, который позовёт оператора, сразу увидит")
+    assert "Разговор ждёт, пока его возьмёт любой оператор." in line
+    presence.presence_seen(anna)
+    presence.presence_seen(stranger)  # another bot's operator is never named here
+    presence.presence_seen(boris)
+    presence.presence_away_set(boris, away=True)
+    Bot.objects.filter(pk=bot.pk).update(assignment=Bot.Assignment.IN_TURN, operator_open_limit=3)
+    line = _team_line(owner_client.get(url).content.decode())
+    assert line.startswith("Сейчас на месте: Анна · отошли или закрыли входящие:")
+    assert "Борис" in line and "Ольга" not in line
+    assert "Разговоры раздаются по очереди операторам на месте, не больше 3 открытых у каждого." in line
