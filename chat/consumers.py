@@ -115,6 +115,12 @@ def _db(func: Callable[..., Any]) -> Callable[..., Any]:
     return sync_to_async(_keeping_connection(func), thread_sensitive=False, executor=_executor)
 
 
+def _welcome_extras(bot: Bot, visitor_id: str) -> tuple[bool, int | None]:
+    """For a visitor with no open conversation: whether to offer the choice of bot or operator, and
+    their finished conversation that still asks for stars (a reload must not lose the ask)."""
+    return services.visitor_choice_offered(bot), csat.csat_still_asked(bot_id=bot.pk, visitor_id=visitor_id)
+
+
 class DbThreadsConsumer(AsyncWebsocketConsumer):
     """A consumer whose database work all runs through `_db` (the widget's and the operators').
 
@@ -323,9 +329,10 @@ class ChatConsumer(DbThreadsConsumer):
         if conversation is None:
             self.conversation = None
             await self._leave_group()
-            choice = await _db(services.visitor_choice_offered)(self.bot)
+            choice, rate = await _db(_welcome_extras)(self.bot, frame.visitor_id)
             await self._send({"type": "welcome", "conversation_id": None, "state": Conversation.State.BOT,
-                              "messages": [], "lead_form": frames.lead_form_json(self.bot), "choice": choice})
+                              "messages": [], "lead_form": frames.lead_form_json(self.bot), "choice": choice,
+                              "csat": {"conversation_id": rate} if rate else None})
             return
         messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
         # One Bot instance per socket, the one just read with the conversation: thousands of idle

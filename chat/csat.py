@@ -15,9 +15,12 @@ What must stay true:
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Final
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from chat import events, frames, services, writes
 from chat.exceptions import CsatRefused
@@ -26,6 +29,9 @@ from chat.models import Conversation, ConversationRating
 MAX_COMMENT: Final = frames.MAX_CSAT_COMMENT
 OUTCOME_RESOLVED_BY_BOT: Final = "resolved_by_bot"
 STARS: Final = range(1, 6)
+# How long a finished conversation still asks for its stars when the visitor comes back (a reload,
+# another page of the site): the ask is a frame, gone with the page that got it.
+STILL_ASKED: Final = timedelta(hours=24)
 
 
 def csat_wanted(conversation: Conversation) -> bool:
@@ -34,6 +40,18 @@ def csat_wanted(conversation: Conversation) -> bool:
     if conversation.channel != Conversation.Channel.WIDGET:
         return False
     return bool(conversation.closed_by_id or conversation.assigned_to_id or conversation.bot.csat_after_bot)
+
+
+def csat_still_asked(*, bot_id: int, visitor_id: str) -> int | None:
+    """The visitor's conversation that still waits for its stars, if any: their latest one, closed
+    within STILL_ASKED, that asked for them (`csat_wanted`) and has none. One indexed query."""
+    wanted = Q(closed_by__isnull=False) | Q(assigned_to__isnull=False) | Q(bot__csat_after_bot=True)
+    latest = (
+        Conversation.objects.filter(bot_id=bot_id, visitor_id=visitor_id, state=Conversation.State.CLOSED,
+                                    channel=Conversation.Channel.WIDGET, closed_at__gte=timezone.now() - STILL_ASKED)
+        .filter(wanted, rating__isnull=True).order_by("-closed_at").values_list("pk", flat=True).first()
+    )
+    return latest
 
 
 def csat_ask_on_commit(conversation: Conversation) -> None:

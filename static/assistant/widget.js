@@ -1230,6 +1230,8 @@ a.card:hover{border-color:var(--accent)}
       // Only a visitor with no conversation and nothing written gets the choice.
       ui.choice.hidden = !(f.choice === true && f.conversation_id == null && !messages.length && !state.pending.length);
       messages.forEach(upsert);
+      // A finished conversation that still asks for stars (the page was reloaded after the ask).
+      if (f.csat && typeof f.csat.conversation_id === "number") showCsat(f.csat.conversation_id);
       resendPending();
       startPing();
       scrollDown();

@@ -187,3 +187,33 @@ async def test_a_conversation_the_bot_resolved_asks_for_stars_when_the_owner_wan
     assert rating.operator_id is None and rating.operator_name == ""
     conversation = await in_db(Conversation.objects.get)(pk=welcome["conversation_id"])
     assert conversation.outcome == "resolved_by_bot" and conversation.closed_by_id is None
+
+
+async def test_the_ask_survives_a_reload_until_the_visitor_rates(shop, connect, operator):
+    """The ask is a frame: a visitor who reloads (or opens another page of the site) before rating
+    still gets the stars, in the welcome, until they rate or a day has passed; nobody else does."""
+    first = await connect(shop)
+    conversation_id, _ = await _closed_by_operator(first, operator, visitor="v_reload")
+    await first.close()
+    again = await connect(shop)
+    welcome = await again.hello("v_reload", started=False)
+    assert (welcome["conversation_id"], welcome["csat"]) == (None, {"conversation_id": conversation_id})
+    stranger = await connect(shop)
+    assert (await stranger.hello("v_someone_else", started=False))["csat"] is None
+    await again.send(type="csat", conversation_id=conversation_id, stars=5)
+    assert (await again.recv())["type"] == "csat_saved"
+    rated = await connect(shop)
+    assert (await rated.hello("v_reload", started=False))["csat"] is None
+
+
+async def test_a_day_old_ask_or_one_the_visitor_closed_is_not_repeated(shop, connect, operator):
+    from django.utils import timezone
+
+    client = await connect(shop)
+    conversation_id, _ = await _closed_by_operator(client, operator, visitor="v_old")
+    day_ago = timezone.now() - timezone.timedelta(hours=25)
+    await in_db(lambda: Conversation.objects.filter(pk=conversation_id).update(closed_at=day_ago))()
+    assert (await (await connect(shop)).hello("v_old", started=False))["csat"] is None
+    quiet = await in_db(services.conversation_open)(bot=shop, visitor_id="v_self")
+    await in_db(services.conversation_close)(conversation=quiet)  # the visitor's side: nothing was asked
+    assert (await (await connect(shop)).hello("v_self", started=False))["csat"] is None

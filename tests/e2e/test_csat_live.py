@@ -86,6 +86,10 @@ def test_the_visitor_rates_the_operator_with_the_keyboard_and_the_owner_sees_it(
     # The widget asks for stars: a radio group a keyboard reaches and moves through with the arrows.
     form = page.locator("spravka-widget form.csat")
     expect(form).to_be_visible(timeout=10000)
+    page.reload()  # the ask survives a reload: the welcome brings it back
+    widget = Widget(page)
+    widget.open()
+    expect(form).to_be_visible(timeout=10000)
     expect(form.locator("legend")).to_have_text("Оцените, пожалуйста, разговор")
     expect(form.get_by_role("radiogroup")).to_be_visible()
     stars = form.get_by_role("radio")
