@@ -74,3 +74,29 @@ def env_proxy_header(name: str) -> tuple[str, str] | None:
     if not re.fullmatch(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*", raw):
         raise EnvError(f"{name} must be a header name such as X-Forwarded-Proto; got {raw!r}")
     return "HTTP_" + raw.upper().replace("-", "_"), "https"
+
+
+def env_vapid() -> tuple[str, str, str]:
+    """The Web Push keys (SPRAVKA_VAPID_PUBLIC_KEY, SPRAVKA_VAPID_PRIVATE_KEY: base64url, as
+    `manage.py vapid_keys` prints them) and their contact (SPRAVKA_VAPID_SUBJECT: mailto: or https:).
+    All three empty: push is off. One without the others, or a key of the wrong size, stops the start."""
+    import base64
+    import binascii
+
+    names = ("SPRAVKA_VAPID_PUBLIC_KEY", "SPRAVKA_VAPID_PRIVATE_KEY", "SPRAVKA_VAPID_SUBJECT")
+    public, private, subject = (os.environ.get(name, "").strip() for name in names)
+    if not (public or private):
+        return "", "", ""
+    missing = [name for name, value in zip(names, (public, private, subject), strict=True) if not value]
+    if missing:
+        raise EnvError(f"Web Push needs all of {', '.join(names)}; missing {', '.join(missing)}")
+    for name, value, size in ((names[0], public, 65), (names[1], private, 32)):
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) != size:
+            raise EnvError(f"{name} must be a base64url P-256 key of {size} bytes (manage.py vapid_keys prints one)")
+    if not subject.startswith(("mailto:", "https://")):
+        raise EnvError(f"SPRAVKA_VAPID_SUBJECT must start with mailto: or https://; got {subject!r}")
+    return public, private, subject

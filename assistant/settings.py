@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from assistant import dbpool, embedded
-from assistant.env import env_bool, env_float, env_int, env_list, env_proxy_header, env_required, env_str
+from assistant.env import env_bool, env_float, env_int, env_list, env_proxy_header, env_required, env_str, env_vapid
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -389,6 +389,22 @@ CHAT_RATE_PAGES_IP = env_int("CHAT_RATE_PAGES_IP", 300)
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 5.0)  # seconds per attempt
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 WEBHOOK_RETRY_BASE = env_float("WEBHOOK_RETRY_BASE", 10.0)  # seconds before the first retry, doubled each time
+
+# --- Web Push to the operators' browsers (inbox/push.py, docs/deploy.md "Web Push") ---
+# The VAPID key pair and contact; all unset: push is off and the inbox shows no push button.
+# `make run` makes a pair once for the demo (.data/vapid.json); production sets its own.
+SPRAVKA_VAPID_PUBLIC_KEY, SPRAVKA_VAPID_PRIVATE_KEY, SPRAVKA_VAPID_SUBJECT = env_vapid()
+# A subscription's endpoint must be https:// on one of these hosts (or a subdomain): the push services
+# of Chrome, Firefox, Edge and Safari. The worker posts to it, so no other address is ever accepted.
+PUSH_HOSTS = env_list("PUSH_HOSTS", [
+    "fcm.googleapis.com", "android.googleapis.com", "push.services.mozilla.com", "notify.windows.com",
+    "push.apple.com",
+])
+PUSH_ALLOW_HTTP = env_bool("PUSH_ALLOW_HTTP", False)  # http:// endpoints too: a local fake push service only
+PUSH_TIMEOUT = env_float("PUSH_TIMEOUT", 10.0)  # seconds per request to a push service
+PUSH_MAX_ATTEMPTS = env_int("PUSH_MAX_ATTEMPTS", 4)  # a notice is tried this many times per subscription
+PUSH_RETRY_BASE = env_float("PUSH_RETRY_BASE", 5.0)  # seconds before the first retry, doubled each time
+PUSH_TTL = env_int("PUSH_TTL", 900)  # seconds a push service keeps a notice for a browser that is offline
 
 # --- Messengers: Telegram, VK, MAX (messengers/, docs/channels.md) ---
 INSTALLED_APPS += ["messengers"]

@@ -142,11 +142,25 @@ def banner(bot: Bot, ports: DemoPorts) -> str:
         f"  Widget key of the demo bot: {bot.public_key}",
         f"  The demo site is being crawled now; progress: {ports.app_url}/b/{bot.slug}/setup/",
         f"  E-mails to operators are written to {settings.EMAIL_FILE_PATH}/ (set EMAIL_HOST to send them).",
+        "  Desktop notifications with the inbox closed: «Уведомления на рабочий стол» in the inbox (Web Push).",
         f"  Replies to the sample reviews: .venv/bin/python manage.py runroute review_reply {bot.slug}",
         f"    then Admin → Прогоны маршрутов → Очередь на решение ({ports.app_url}/admin/routes/routerun/queue/);",
         "    without ANTHROPIC_API_KEY every run ends at the handoff point (no model, no draft).",
         "",
     ])
+
+
+def push_keys_ensure() -> None:
+    """Web Push in the inbox works out of the box: without SPRAVKA_VAPID_* in the environment, the
+    demo's own pair (made once, kept in the data folder) is used by this server and its worker."""
+    from assistant import embedded
+    from inbox.vapid import demo_keys
+
+    if os.environ.get("SPRAVKA_VAPID_PUBLIC_KEY") or os.environ.get("SPRAVKA_VAPID_PRIVATE_KEY"):
+        return
+    for name, value in demo_keys(embedded.data_dir()).items():
+        os.environ[name] = value
+        setattr(settings, name, value)
 
 
 def server_options(ports: DemoPorts) -> dict[str, Any]:
@@ -167,6 +181,7 @@ def run(ports: DemoPorts) -> None:
     # Without a mail server of one's own, operator alerts are written to .data/mail/ to read.
     if not os.environ.get("EMAIL_HOST") and not os.environ.get("EMAIL_BACKEND"):
         os.environ["EMAIL_BACKEND"] = "django.core.mail.backends.filebased.EmailBackend"
+    push_keys_ensure()
     call_command("migrate", verbosity=0)
     bot = demo_bot_ensure(ports)
     site = demo_site_start(bot, ports)

@@ -1,5 +1,6 @@
-"""What operators keep beside the conversations: the owner's canned replies (per bot) and the
-operators' notes in a transcript.
+"""What operators keep beside the conversations: the owner's canned replies (per bot), the
+operators' notes in a transcript, and the browsers that get Web Push about waiting visitors
+(`PushSubscription`).
 
 What must stay true:
 - A canned reply belongs to one bot: the inbox offers an operator only their bot's replies, and
@@ -7,6 +8,7 @@ What must stay true:
 - A reply's text fits an operator message (chat.writes.MAX_TEXT): a longer one is refused with a
   readable error before anything is stored.
 - A note is never a `chat.Message`: nothing that reaches a visitor reads this table.
+- A push subscription is one user's: it is sent only notices of the bots that user works in.
 """
 
 from __future__ import annotations
@@ -77,3 +79,30 @@ class Note(models.Model):
     def __str__(self) -> str:
         return self.text[:60]
 
+
+class PushSubscription(models.Model):
+    """One browser of one operator that agreed to Web Push (PushManager.subscribe()): the push
+    service's endpoint and the browser's keys the notices are encrypted to. Written by
+    `inbox.push` only. The endpoint is the browser's: a second account subscribing in the same
+    browser takes it over, so a notice never reaches someone who no longer signs in there."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="push_subscriptions",
+        verbose_name=_("пользователь"),
+    )
+    endpoint = models.URLField(_("адрес службы уведомлений"), max_length=1024, unique=True)
+    p256dh = models.CharField(_("ключ p256dh"), max_length=100)
+    auth = models.CharField(_("ключ auth"), max_length=32)
+    language = models.CharField(_("язык"), max_length=10, blank=True)
+    created_at = models.DateTimeField(_("создана"), auto_now_add=True)
+    last_success_at = models.DateTimeField(_("последняя доставка"), null=True, blank=True)
+    failures = models.PositiveIntegerField(_("неудач подряд"), default=0)
+    last_error = models.CharField(_("последняя ошибка"), max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("подписка на уведомления")
+        verbose_name_plural = _("подписки на уведомления")
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.endpoint[:60]}"

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.contrib.staticfiles import finders
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.template.defaultfilters import date as date_format
 from django.urls import reverse
@@ -20,13 +22,14 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
 
 from bots.selectors import inbox_members
 from chat import frames as chat_frames
 from chat import leads, presence, selectors
 from chat.exceptions import NotFound
 from chat.models import Conversation
-from inbox import canned, copilot, notes
+from inbox import canned, copilot, notes, push
 from inbox.access import access_conversation, inbox_bot_ids
 
 LEADS_PAGE = 200
@@ -187,3 +190,57 @@ def leads_csv(request: HttpRequest) -> StreamingHttpResponse:
     response["Content-Disposition"] = 'attachment; filename="leads.csv"'
     return response
 
+
+
+PUSH_MAX_BODY: Final = 4096  # a subscription's JSON is about 500 bytes
+
+
+def _push_body(request: HttpRequest) -> tuple[Any, JsonResponse | None]:
+    """The JSON a push request sent, or the refusal to answer with (not signed in, too big, not JSON)."""
+    if not request.user.is_authenticated:
+        return None, JsonResponse({"error": _("Войдите, чтобы включить уведомления.")}, status=403)
+    if len(request.body) > PUSH_MAX_BODY:
+        return None, JsonResponse({"error": _("Слишком большой запрос: подписка занимает меньше 4 КБ.")}, status=413)
+    try:
+        return json.loads(request.body), None
+    except (ValueError, UnicodeDecodeError):
+        return None, JsonResponse({"error": _("Запрос должен быть в JSON.")}, status=400)
+
+
+@require_POST
+def push_subscribe(request: HttpRequest) -> JsonResponse:
+    """Store this browser's Web Push subscription (PushSubscription.toJSON()) for the signed-in user."""
+    data, refused = _push_body(request)
+    if refused is not None:
+        return refused
+    try:
+        push.subscription_save(user=request.user, data=data, language=get_language() or "")
+    except push.PushError as exc:
+        return JsonResponse({"error": exc.message}, status=400)
+    return JsonResponse({"ok": True})
+
+
+@require_POST
+def push_unsubscribe(request: HttpRequest) -> JsonResponse:
+    """Forget this browser's subscription ({"endpoint": ...}); only the signed-in user's own."""
+    data, refused = _push_body(request)
+    if refused is not None:
+        return refused
+    endpoint = data.get("endpoint") if isinstance(data, dict) else None
+    if not push.subscription_delete(user=request.user, endpoint=endpoint):
+        return JsonResponse({"error": _("У вас нет такой подписки.")}, status=404)
+    return JsonResponse({"ok": True})
+
+
+@require_GET
+def service_worker(request: HttpRequest) -> HttpResponse:
+    """static/assistant/inbox-sw.js from /inbox/sw.js: a worker's scope is the folder it is served
+    from, so it covers every inbox page (the notice's click opens one)."""
+    found = finders.find("assistant/inbox-sw.js")
+    if not found:
+        raise Http404("inbox-sw.js")
+    with open(str(found), encoding="utf-8") as script:
+        response = HttpResponse(script.read(), content_type="application/javascript; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["Service-Worker-Allowed"] = reverse("inbox:index")
+    return response

@@ -2,6 +2,7 @@
 (tests, benchmarks and migrations aside) for writes of a Bot outside bots/services.py, of a
 CrawlRun outside knowledge/runs.py, of a Message outside chat/writes.py, of an Entry outside
 knowledge/services.py, of a canned reply outside inbox/canned.py, of a note outside inbox/notes.py,
+of a browser's push subscription outside inbox/push.py,
 of an operator's Telegram link (OperatorLink, OperatorLinkCode) outside messengers/operators.py:
 `Model.objects.create/update/delete/...` (directly or after a filter), a related manager's write
 (`source.runs.create`), simple_history's bulk helpers given the model,
@@ -18,7 +19,7 @@ import pytest
 
 from bots.models import Bot
 from chat.models import Message
-from inbox.models import CannedReply, Note
+from inbox.models import CannedReply, Note, PushSubscription
 from knowledge.models import CrawlRun, Entry
 from messengers.models import OperatorLink, OperatorLinkCode
 from tests.conftest import REPO
@@ -28,7 +29,7 @@ OWNERS = {
     "Bot": "bots/services.py", "CrawlRun": "knowledge/runs.py", "Message": "chat/writes.py",
     "Entry": "knowledge/services.py", "OperatorLink": "messengers/operators.py",
     "OperatorLinkCode": "messengers/operators.py", "CannedReply": "inbox/canned.py",
-    "Note": "inbox/notes.py",
+    "Note": "inbox/notes.py", "PushSubscription": "inbox/push.py",
 }
 RELATED = {
     "Bot": set(),
@@ -40,15 +41,17 @@ RELATED = {
     "OperatorLinkCode": set(),
     "CannedReply": {"canned_replies"},  # Bot.canned_replies
     "Note": {"inbox_notes"},  # Bot.inbox_notes, Conversation.inbox_notes, a user's inbox_notes
+    "PushSubscription": {"push_subscriptions"},  # a user's
 }
 USUAL_NAMES = {
     "Bot": {"bot"}, "CrawlRun": {"run"},
     "Message": {"message", "visitor_message", "last_answer", "answer", "reply", "note"}, "Entry": {"entry"},
     "OperatorLink": {"link"}, "OperatorLinkCode": {"found", "code"}, "CannedReply": {"canned_reply"},
-    "Note": {"note"},
+    "Note": {"note"}, "PushSubscription": {"subscription"},
 }
 TABLES = {model.__name__: model._meta.db_table
-          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode, CannedReply, Note)}
+          for model in (Bot, CrawlRun, Message, Entry, OperatorLink, OperatorLinkCode, CannedReply, Note,
+                        PushSubscription)}
 WRITES = {"create", "get_or_create", "update_or_create", "update", "bulk_create", "bulk_update", "delete"}
 HISTORY_WRITES = {"bulk_create_with_history", "bulk_update_with_history"}  # simple_history.utils
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

@@ -1,7 +1,8 @@
 """Local fakes of services at the network edge. `fake_llm` starts the fake Messages API (and
 OpenAI-compatible endpoint) and points the settings at it; `fake_telegram` does the same for the
 Telegram Bot API, `fake_vk` for the VK API, `fake_max` for the MAX Bot API; `fake_amocrm` and
-`fake_bitrix24` start a fake CRM (its address is what the owner types). Import them into a
+`fake_bitrix24` start a fake CRM (its address is what the owner types), `fake_push` a Web Push
+service (browsers' subscriptions point at it). Import them into a
 conftest to use them: `from tests.fakes import fake_llm  # noqa: F401`."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from tests.fakes.amocrm_api import FakeAmoCRM
 from tests.fakes.bitrix24_api import FakeBitrix24
 from tests.fakes.max_api import FakeMax
 from tests.fakes.messages_api import FakeLLMServer
+from tests.fakes.push_service import FakePushService
 from tests.fakes.telegram_api import FakeTelegram
 from tests.fakes.vk_api import GROUP_ID, FakeVK
 
@@ -111,6 +113,16 @@ def fake_amocrm() -> Iterator[FakeAmoCRM]:
 def fake_bitrix24() -> Iterator[FakeBitrix24]:
     """The fake Bitrix24 portal: its `webhook` is the inbound webhook's address."""
     server = FakeBitrix24().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_push() -> Iterator[FakePushService]:
+    """A fake Web Push service: `endpoint()` gives a subscription's address on it."""
+    server = FakePushService().start()
     try:
         yield server
     finally:

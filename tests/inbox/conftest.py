@@ -12,6 +12,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from tests.chat.conftest import connect, in_db, knowledge, shop
+from tests.fakes import fake_push  # noqa: F401  (tests/inbox/test_push.py)
 
 __all__ = ["connect", "knowledge", "shop"]  # the widget's fixtures, for the visitor beside the operator
 
