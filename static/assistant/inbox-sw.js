@@ -40,9 +40,11 @@ self.addEventListener("notificationclick", (event) => {
     const tabs = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
     const same = tabs.find((tab) => tab.url === url) || tabs.find((tab) => tab.url.startsWith(self.registration.scope));
     if (same) {
-      const focused = await same.focus();
-      if (focused.url !== url && "navigate" in focused) await focused.navigate(url);
-      return;
+      try {
+        const focused = await same.focus();
+        if (focused.url !== url) await focused.navigate(url);
+        return;
+      } catch (e) { /* a tab this worker does not control cannot be sent elsewhere: open one */ }
     }
     await self.clients.openWindow(url);
   })());

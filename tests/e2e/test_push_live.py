@@ -7,14 +7,17 @@ Headless Chromium has no push service: its PushManager.subscribe() fails («Regi
 permission denied») even with notifications allowed. So the browser's subscribe() and
 getSubscription() are replaced (an init script) by ones returning a subscription made in Python
 with a real P-256 key; everything else — the permission, the service worker's registration, the
-POST with the CSRF token, the server's checks and its stored row — is the real thing. Delivery
-itself is tested against a local push service in tests/inbox/test_push.py."""
+POST with the CSRF token, the server's checks and its stored row — is the real thing. The service
+worker's side is real too: a push message handed to it through the DevTools protocol
+(ServiceWorker.deliverPushMessage) becomes the notification it shows. Delivery from the server is
+tested against a local push service in tests/inbox/test_push.py."""
 
 from __future__ import annotations
 
 import base64
 import json
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -124,6 +127,30 @@ def open_inbox(tabs: list, browser: Browser, desk: dict, *scripts: str, allow: b
     return page
 
 
+NOTIFICATIONS = """async (tag) => (await (await navigator.serviceWorker.getRegistration("/inbox/"))
+  .getNotifications({ tag })).map(n => ({ title: n.title, body: n.body, tag: n.tag, url: n.data.url }))"""
+
+
+def deliver_push(page: Page, app: str, data: dict) -> list[dict]:
+    """Hand `data` to the inbox's service worker as a push message (as the push service's message
+    would come, through the browser's DevTools protocol); the notification it then shows."""
+    cdp = page.context.new_cdp_session(page)
+    registrations: list[dict] = []
+    cdp.on("ServiceWorker.workerRegistrationUpdated", lambda event: registrations.extend(event["registrations"]))
+    cdp.send("ServiceWorker.enable")
+    page.wait_for_function("() => navigator.serviceWorker.getRegistration('/inbox/').then(r => !!(r && r.active))")
+    ours = lambda: [r for r in registrations if r["scopeURL"] == f"{app}/inbox/" and not r["isDeleted"]]  # noqa: E731
+    deadline = time.monotonic() + 10
+    while not ours() and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    cdp.send("ServiceWorker.deliverPushMessage",
+             {"origin": app, "registrationId": ours()[0]["registrationId"], "data": json.dumps(data)})
+    tag = f"spravka-conversation-{data['conversation_id']}"
+    page.wait_for_function(f"async (tag) => ({NOTIFICATIONS})(tag).then(found => found.length > 0)", arg=tag)
+    cdp.detach()
+    return list(page.evaluate(NOTIFICATIONS, tag))
+
+
 def test_the_button_subscribes_this_browser_shows_it_and_turns_it_off(browser: Browser, desk: dict, tabs: list):
     subscription = browser_subscription()
     page = open_inbox(tabs, browser, desk, STUB % (json.dumps(subscription), "false"))
@@ -144,6 +171,17 @@ def test_the_button_subscribes_this_browser_shows_it_and_turns_it_off(browser: B
       return reg && { scope: reg.scope, script: (reg.active || reg.waiting || reg.installing).scriptURL };
     }""")
     assert registration == {"scope": f"{desk['app']}/inbox/", "script": f"{desk['app']}/inbox/sw.js"}
+
+    # The service worker shows what a push service delivers (handed to it by the browser's own
+    # DevTools protocol, as the push service's message would be).
+    notice = {"title": "Посетитель ждёт оператора — ТехноДом", "body": "Где мой заказ?", "url": "/inbox/c/7/",
+              "conversation_id": 7}
+    assert deliver_push(page, desk["app"], notice) == [
+        {"title": notice["title"], "body": "Где мой заказ?", "tag": "spravka-conversation-7",
+         "url": f"{desk['app']}/inbox/c/7/"}]
+    elsewhere = {**notice, "url": "https://evil.example/phish", "conversation_id": 8}
+    (shown,) = deliver_push(page, desk["app"], elsewhere)
+    assert shown["url"] == f"{desk['app']}/inbox/"  # a click never leaves this server's inbox
 
     page.reload()  # on again after a reload: the browser's subscription, confirmed with the server
     expect(state).to_have_text("включены")
