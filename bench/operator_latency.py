@@ -39,6 +39,7 @@ import os
 import random
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,11 +64,14 @@ Future = asyncio.Future[tuple[float, dict[str, Any]]]
 class Socket:
     """One client websocket read by one task: each frame a caller awaits resolves its future with
     (arrival time, frame). Keys: ("pong",), ("ack", client_msg_id), ("message", client_msg_id),
-    ("typing", on), ("state", state), ("welcome",), ("queue",), ("conversation", id, state)."""
+    ("typing", on), ("state", state), ("welcome",), ("queue",), ("presence",), ("conversation", id,
+    state) and ("visitor", visitor_id, state) for the same frame (a conversation the visitor started
+    by the button: its id is not known before it arrives). `seen` counts every key that arrived."""
 
     def __init__(self, ws: Any) -> None:
         self.ws = ws
         self.waiting: dict[tuple[Any, ...], Future] = {}
+        self.seen: Counter[tuple[Any, ...]] = Counter()
         self.errors: list[dict[str, Any]] = []
         self.task = asyncio.create_task(self._read())
 
@@ -91,7 +95,9 @@ class Socket:
         if kind == "state":
             return [(kind, frame["state"])]
         if kind == "conversation":
-            return [(kind, frame["conversation"]["id"], frame["conversation"]["state"])]
+            conversation = frame["conversation"]
+            return [(kind, conversation["id"], conversation["state"]),
+                    ("visitor", conversation["visitor"]["id"], conversation["state"])]
         return [(kind,)]
 
     async def _read(self) -> None:
@@ -101,6 +107,7 @@ class Socket:
             if frame["type"] == "error":
                 self.errors.append(frame)
             for key in self._keys(frame):
+                self.seen[key] += 1
                 future = self.waiting.pop(key, None)
                 if future is not None and not future.done():
                     future.set_result((arrived, frame))
@@ -145,7 +152,9 @@ PATHS = {
 }
 
 
-async def open_visitor(base: str, public_key: str, visitor_id: str) -> tuple[Socket, int]:
+async def open_visitor(base: str, public_key: str, visitor_id: str) -> tuple[Socket, int | None]:
+    """A widget socket after `hello` → `welcome`, and the visitor's open conversation (None: a new
+    visitor has none until their first message or the operator button starts one)."""
     from websockets.asyncio.client import connect
 
     ws = await connect(f"{base}/ws/chat/{public_key}/", origin=ORIGIN, ping_interval=None,  # type: ignore[arg-type]
@@ -154,7 +163,7 @@ async def open_visitor(base: str, public_key: str, visitor_id: str) -> tuple[Soc
     welcome = socket.expect("welcome")
     await socket.send(type="hello", visitor_id=visitor_id, last_seen_id=None)
     _, frame = await wait(welcome)
-    return socket, int(frame["conversation_id"])
+    return socket, None if frame["conversation_id"] is None else int(frame["conversation_id"])
 
 
 async def open_operator(base: str, origin: str, cookie: str) -> Socket:
@@ -169,15 +178,18 @@ async def open_operator(base: str, origin: str, cookie: str) -> Socket:
     return socket
 
 
-async def hand_over(operators: list[Socket], visitors: list[tuple[Socket, int]]) -> list[Conversation]:
-    """Every visitor asks for an operator; the operators take them in turn."""
+async def hand_over(operators: list[Socket], visitors: list[tuple[Socket, str]]) -> list[Conversation]:
+    """Every visitor asks for an operator (the button starts their conversation); the operators take
+    them in turn."""
     conversations = []
-    for n, (visitor, conversation_id) in enumerate(visitors):
+    for n, (visitor, visitor_id) in enumerate(visitors):
         operator = operators[n % len(operators)]
         waiting, taken = visitor.expect("state", "waiting_operator"), visitor.expect("state", "operator")
-        seen = operator.expect("conversation", conversation_id, "waiting_operator")
+        seen = operator.expect("visitor", visitor_id, "waiting_operator")
         await visitor.send(type="button", id="operator")
-        await wait(waiting), await wait(seen)
+        _, frame = await wait(seen)
+        await wait(waiting)
+        conversation_id = int(frame["conversation"]["id"])
         await operator.send(type="take", conversation_id=conversation_id)
         await wait(taken)
         conversations.append(Conversation(conversation_id, visitor, operator))
@@ -264,9 +276,10 @@ async def measure(server: Server, port: int, public_key: str, cookies: list[str]
     base, origin = f"ws://127.0.0.1:{port}", f"http://127.0.0.1:{port}"
     assert server.process is not None
     operators = [await open_operator(base, origin, cookie) for cookie in cookies]
-    visitors = await asyncio.gather(*(open_visitor(base, public_key, f"v_ops_{port}_{n}")
-                                      for n in range(args.conversations)))
-    conversations = await hand_over(operators, list(visitors))
+    visitor_ids = [f"v_ops_{port}_{n}" for n in range(args.conversations)]
+    visitors = await asyncio.gather(*(open_visitor(base, public_key, visitor_id) for visitor_id in visitor_ids))
+    conversations = await hand_over(operators, [(socket, visitor_id) for (socket, _none), visitor_id
+                                                in zip(visitors, visitor_ids, strict=True)])
     await asyncio.gather(*(one_round(c, f"warm_{c.id}", None, 0.0) for c in conversations))
     idle = await idle_ping(conversations[0].visitor)
     loads = []

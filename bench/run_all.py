@@ -13,8 +13,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SCRIPTS = [
     "retrieval_quality.py", "embedding_speed.py", "crawl_speed.py", "search_speed.py", "chain_speed.py",
-    "ws_capacity.py", "operator_latency.py", "inbox_page.py", "inbox_phone_paint.py", "copilot_speed.py", "faults.py",
-    "load.py",
+    "ws_capacity.py", "operator_latency.py", "assignment.py", "inbox_page.py", "inbox_phone_paint.py",
+    "copilot_speed.py", "faults.py", "load.py",
     "route_overhead.py", "order_lookup.py", "catalog_import.py", "api_speed.py", "voice_speed.py",
     "dashboard_pages.py", "db_pool.py", "messengers.py",
 ]
