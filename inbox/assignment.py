@@ -34,6 +34,14 @@ def _lock(bot_id: int) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [LOCK_NAMESPACE, bot_id])
 
 
+def _push_on_commit(conversation_id: int, operator_id: int) -> None:
+    """After commit, the operator's browsers hear that the conversation is theirs (inbox/push.py)."""
+    from inbox import push, tasks
+
+    if push.push_enabled():
+        transaction.on_commit(lambda: tasks.push_given.delay(conversation_id, operator_id))
+
+
 def _next_in_turn(turn: list[Any], held: dict[int, int], limit: int) -> Any | None:
     return next((operator for operator in turn if held[operator.pk] < limit), None)
 
@@ -55,6 +63,7 @@ def waiting_assign(bot: Bot) -> list[int]:
             if not handoff.conversation_assign(conversation_id=conversation_id, operator=operator):
                 continue
             given.append(conversation_id)
+            _push_on_commit(conversation_id, operator.pk)
             held[operator.pk] += 1
             turn.remove(operator)
             turn.append(operator)

@@ -183,13 +183,14 @@ def recipients(bot_id: int) -> list[int]:
                 .values_list("id", flat=True))
 
 
-def _payload(conversation: Conversation, language: str) -> str:
+def _payload(conversation: Conversation, language: str, *, given: bool = False) -> str:
     question = selectors.last_visitor_messages(conversation, limit=1)
     body = " ".join(question[0].text.split()) if question else ""
     if len(body) > BODY_CHARS:
         body = body[: BODY_CHARS - 1].rstrip() + "…"
     with translation.override(language or settings.LANGUAGE_CODE):
-        title = _("Посетитель ждёт оператора — {bot}").replace("{bot}", conversation.bot.name)
+        title = _("Вам передан разговор — {bot}") if given else _("Посетитель ждёт оператора — {bot}")
+        title = title.replace("{bot}", conversation.bot.name)
         body = body or _("Посетитель позвал оператора")
     return json.dumps({
         "title": title, "body": body, "conversation_id": conversation.pk,
@@ -222,17 +223,26 @@ def _failed(subscription: PushSubscription, reason: str) -> None:
     PushSubscription.objects.filter(pk=subscription.pk).update(failures=F("failures") + 1, last_error=reason[:200])
 
 
-def push_send(*, subscription_id: int, conversation_id: int, attempt: int = 1) -> Outcome:
-    """Send one subscription the notice about one waiting conversation. Nothing is sent when the
-    subscription is gone, push is off, its user no longer works in the bot, or nobody waits any more
-    (taken meanwhile, a retry included)."""
+def _still_news(conversation: Conversation, subscription: PushSubscription, given: bool) -> bool:
+    """Whether the notice still says something true: the conversation waits; or, for one given in
+    turn (`given`), the subscription's user still holds it."""
+    if given:
+        return conversation.state == Conversation.State.OPERATOR and conversation.assigned_to_id == subscription.user_id
+    return conversation.state == Conversation.State.WAITING_OPERATOR
+
+
+def push_send(*, subscription_id: int, conversation_id: int, attempt: int = 1, given: bool = False) -> Outcome:
+    """Send one subscription the notice about one waiting conversation, or (`given`) about one given
+    to its user in turn (inbox/assignment.py). Nothing is sent when the subscription is gone, push is
+    off, its user no longer works in the bot, or the notice is no longer true (taken meanwhile, a
+    retry included)."""
     subscription = PushSubscription.objects.select_related("user").filter(pk=subscription_id).first()
     conversation = Conversation.objects.select_related("bot").filter(pk=conversation_id).first()
     if subscription is None or conversation is None or not push_enabled():
         return Outcome("skipped")
-    if conversation.state != Conversation.State.WAITING_OPERATOR:
+    if not _still_news(conversation, subscription, given):
         return Outcome("skipped")
-    if subscription_id not in recipients(conversation.bot_id):  # left the bot since it was queued
+    if not given and subscription_id not in recipients(conversation.bot_id):  # left the bot since it was queued
         return Outcome("skipped")
     if not endpoint_allowed(subscription.endpoint):  # PUSH_HOSTS narrowed since it subscribed
         _failed(subscription, "endpoint no longer allowed")
@@ -240,7 +250,7 @@ def push_send(*, subscription_id: int, conversation_id: int, attempt: int = 1) -
     from pywebpush import WebPushException
 
     try:
-        _post(subscription, _payload(conversation, subscription.language))
+        _post(subscription, _payload(conversation, subscription.language, given=given))
     except WebPushException as exc:
         status = exc.response.status_code if exc.response is not None else None
         if status in GONE:
@@ -273,3 +283,15 @@ def waiting_recipients(*, conversation_id: int) -> list[int]:
     if conversation is None or conversation.state != Conversation.State.WAITING_OPERATOR:
         return []
     return recipients(conversation.bot_id)
+
+
+def given_recipients(*, conversation_id: int, operator_id: int) -> list[int]:
+    """The subscriptions to tell that a conversation was given to `operator_id` in turn: theirs, while
+    they still hold it (none when push is off)."""
+    if not push_enabled():
+        return []
+    held = Conversation.objects.filter(pk=conversation_id, state=Conversation.State.OPERATOR,
+                                       assigned_to_id=operator_id).exists()
+    if not held:
+        return []
+    return list(PushSubscription.objects.filter(user_id=operator_id).order_by("id").values_list("id", flat=True))

@@ -207,11 +207,13 @@ async def test_the_ask_survives_a_reload_until_the_visitor_rates(shop, connect, 
 
 
 async def test_a_day_old_ask_or_one_the_visitor_closed_is_not_repeated(shop, connect, operator):
+    from datetime import timedelta
+
     from django.utils import timezone
 
     client = await connect(shop)
     conversation_id, _ = await _closed_by_operator(client, operator, visitor="v_old")
-    day_ago = timezone.now() - timezone.timedelta(hours=25)
+    day_ago = timezone.now() - timedelta(hours=25)
     await in_db(lambda: Conversation.objects.filter(pk=conversation_id).update(closed_at=day_ago))()
     assert (await (await connect(shop)).hello("v_old", started=False))["csat"] is None
     quiet = await in_db(services.conversation_open)(bot=shop, visitor_id="v_self")

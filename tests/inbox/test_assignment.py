@@ -125,6 +125,8 @@ async def test_with_nobody_on_hand_the_visitor_hears_so_at_once_and_may_still_be
 
 
 async def test_a_tab_closed_longer_than_the_bots_minutes_is_away(shop, connect, connect_operator, operator):
+    from datetime import timedelta
+
     from django.utils import timezone
 
     from chat.models import OperatorPresence as Presence
@@ -133,7 +135,7 @@ async def test_a_tab_closed_longer_than_the_bots_minutes_is_away(shop, connect, 
     await anna.hello()
     await anna.ws.disconnect()
     assert [u.pk for u in await in_db(lambda: list(presence.on_hand(shop)))()] == [operator.pk]
-    long_ago = timezone.now() - timezone.timedelta(minutes=shop.away_after_minutes + 1)
+    long_ago = timezone.now() - timedelta(minutes=shop.away_after_minutes + 1)
     await in_db(lambda: Presence.objects.filter(user=operator).update(seen_at=long_ago))()
     assert await in_db(lambda: list(presence.on_hand(shop)))() == []
     visitor = await connect(shop)

@@ -334,3 +334,28 @@ def test_the_demo_makes_its_keys_once_and_the_command_prints_a_pair(tmp_path, ca
     lines = dict(line.split("=", 1) for line in capsys.readouterr().out.split())
     assert lines["SPRAVKA_VAPID_SUBJECT"] == "mailto:ops@shop.example"
     assert len(base64.urlsafe_b64decode(lines["SPRAVKA_VAPID_PRIVATE_KEY"] + "=")) == 32
+
+
+def test_a_conversation_given_in_turn_is_pushed_to_its_operator_alone(
+    shop, operator, django_user_model, push_on, celery_worker_thread,
+):
+    """An operator still counts as on hand a few minutes after closing the inbox tab: a conversation
+    given to them in turn reaches their browser, and the other operators' browsers hear nothing."""
+    from bots.models import Bot
+    from chat import presence
+
+    other = member(django_user_model, shop, "boris@shop.example", "operator")
+    Bot.objects.filter(pk=shop.pk).update(assignment=Bot.Assignment.IN_TURN)
+    presence.presence_seen(operator)
+    annas, boris = Browser.new(push_on.endpoint()), Browser.new(push_on.endpoint())
+    assert subscribe(operator, annas).status_code == 200 and subscribe(other, boris).status_code == 200
+
+    conversation = waiting(shop)
+    (request,) = push_on.wait_for(1, endpoint=annas.endpoint, ok=True)
+    assert annas.read(request.body) == {
+        "title": "Вам передан разговор — Демо-магазин", "body": "Не проходит оплата картой, что делать?",
+        "url": f"/inbox/c/{conversation.pk}/", "conversation_id": conversation.pk,
+    }
+    time.sleep(1)
+    assert push_on.to(boris.endpoint) == []  # it did not wait: nobody else is told
+    assert push.given_recipients(conversation_id=conversation.pk, operator_id=other.pk) == []
