@@ -1,6 +1,9 @@
 """Over a real server: uvicorn running the project's ASGI app on the test database. Every curl
 example of docs/api.md is run as written and gets the status the doc promises; httpx walks the
-API as an integration would, and the docs page's Swagger UI files come from this server."""
+API as an integration would, and the docs page's Swagger UI files come from this server.
+
+Cross-cutting: docs/api.md against the whole API (api/views/, api/authentication.py, bots/apikeys.py) on a
+real server."""
 
 from __future__ import annotations
 
