@@ -17,7 +17,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from assistant.dbpool import pool_options
-from tests.chat.test_uvicorn import _database_url, running_uvicorn
+from tests.chat.test_consumers_uvicorn import _database_url, running_uvicorn
 from tests.conftest import REPO
 
 APP_NAME = "spravka-pool-test-app"

@@ -1,5 +1,5 @@
 """A served app runs Django's system checks when it starts: a real `uvicorn` process with a
-misconfiguration exits at once with the check's message, a sound one serves (tests/chat/test_uvicorn
+misconfiguration exits at once with the check's message, a sound one serves (tests/chat/test_consumers_uvicorn
 and the browser tests start it that way), and warnings are logged without stopping it."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.core import checks
 from django.core.management.base import SystemCheckError
 
 from assistant.startup import system_check
-from tests.chat.test_uvicorn import _database_url, _free_port, running_uvicorn
+from tests.chat.test_consumers_uvicorn import _database_url, _free_port, running_uvicorn
 from tests.conftest import REPO
 
 
