@@ -1,5 +1,7 @@
 """Management commands speak the installation's language (SPRAVKA_LANGUAGE, Russian by default):
-the same command in Russian and, with English active, in English."""
+the same command in Russian and, with English active, in English.
+
+Cross-cutting: the language of two commands (createbot, apikey) set by SPRAVKA_LANGUAGE."""
 
 from io import StringIO
 
