@@ -1,6 +1,9 @@
 """No input reaches `server_error`: property-based tests (hypothesis) over the frame parsers and the
 chat services, and the probe's own frames through the real widget socket. Whatever a client
-sends is either accepted or refused with a documented error code; nothing raises anything else."""
+sends is either accepted or refused with a documented error code; nothing raises anything else.
+
+Cross-cutting: chat/frames.py, chat/leads.py, chat/services.py, inbox/frames.py and the widget socket
+together."""
 
 import json
 

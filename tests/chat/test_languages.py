@@ -1,5 +1,8 @@
 """The visitor's language: an English question to a bot that allows it is answered in English —
-canned replies, refusals, errors — and finds the Russian page through the model's translation."""
+canned replies, refusals, errors — and finds the Russian page through the model's translation.
+
+Cross-cutting: the whole chain in the visitor's language (chat/frames.py, chat/services.py, chat/leads.py,
+answers/pipeline.py, answers/replies.py)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 
 from assistant.asgi import SERVER_OPTIONS, uvicorn_flags
 from tests.chat.conftest import ORIGIN
-from tests.chat.test_uvicorn import _recv, running_uvicorn
+from tests.chat.test_consumers_uvicorn import _recv, running_uvicorn
 from tests.conftest import REPO
 
 

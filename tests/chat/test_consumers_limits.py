@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 
 from chat.models import Conversation
 from tests.chat.conftest import ORIGIN, in_db
-from tests.chat.test_uvicorn import running_uvicorn
+from tests.chat.test_consumers_uvicorn import running_uvicorn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ADDRESS = "203.0.113.9"
