@@ -1,7 +1,10 @@
 """`/b/<slug>/crm/`: the owner picks a CRM, pastes its address and key, and Spravka checks them with a
 test call (the fake CRMs over real HTTP) before saving; bad input is named in Russian and nothing is
 saved; «Проверить подключение» and «Отключить» work; the deliveries are listed and a failed one is
-sent again; another owner's bot, and its deliveries, answer 404."""
+sent again; another owner's bot, and its deliveries, answer 404.
+
+Tests owner/dashboard/views/crm.py; it stays here for tests/crm/conftest.py's fixtures (the fake CRMs, the
+shop with a policy)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed
 from assistant.asgi import uvicorn_flags
 from chat.models import Message
 from tests.chat.conftest import ORIGIN, in_db
-from tests.chat.test_uvicorn import Uvicorn
+from tests.chat.test_consumers_uvicorn import Uvicorn
 from tests.inbox.conftest import session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
