@@ -1,5 +1,7 @@
 """The knowledge commands speak the installation's language (SPRAVKA_LANGUAGE): Russian by default,
-English when it is `en`; their `--json` output is the same in both (a contract, not a text)."""
+English when it is `en`; their `--json` output is the same in both (a contract, not a text).
+
+Cross-cutting: the language of every knowledge command."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The crawler against a local site the test controls: robots.txt, sitemaps, re-crawls, limits,
-failures, chunks. Embedding is off here (see conftest.run_crawl); test_crawl_command and the
+failures, chunks. Embedding is off here (see conftest.run_crawl); management/commands/test_crawl.py and the
 Celery test below cover it."""
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """SSRF rules of the one outbound client, and its limits. The tests switch CRAWL_ALLOW_PRIVATE off
-(the suite turns it on for local sites) and check that a refused address never sees a request."""
+(the suite turns it on for local sites) and check that a refused address never sees a request.
+
+Cross-cutting: core/http.py's guard as the crawler (knowledge/crawler.py) meets it; it stays here for this
+folder's local sites."""
 
 from __future__ import annotations
 

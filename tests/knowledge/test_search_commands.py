@@ -1,4 +1,6 @@
-"""The command-line contract that benchmarks and checks rely on: search, evaluate, reembed."""
+"""The command-line contract that benchmarks and checks rely on: search, evaluate, reembed.
+
+Cross-cutting: three commands (search, evaluate, reembed), not knowledge/search.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """A crawl's and an import's words (the run's summary, why a page was skipped or failed, why a crawl
 stopped) are stored untranslated and read in the reader's language: the admin, the owner's setup
 page and the API show them in English to an English reader and in Russian to a Russian one, and
-rows written before stored texts still show what they said."""
+rows written before stored texts still show what they said.
+
+Cross-cutting: knowledge/runs.py and knowledge/importing.py's stored words as the admin, the owner's setup
+page and the API show them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The commerce commands speak the installation's language (SPRAVKA_LANGUAGE): Russian by default,
-English when it is `en`. (The reasons a feed or a shop's API give come from the commerce services.)"""
+English when it is `en`. (The reasons a feed or a shop's API give come from the commerce services.)
+
+Cross-cutting: the language of the commerce commands (importcatalog, orderendpoint) and of the services'
+reasons."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Product questions on the demo shop's own feed (demo/site/market.xml, imported from the demo server
 as an owner would), answered with no model at all: what the code reads from the question (a show
 request, the feed's vendors and categories in any word form, a price cap, «в наличии», a brand the
-feed lacks) decides the cards, every value the catalog row's own."""
+feed lacks) decides the cards, every value the catalog row's own.
+
+Cross-cutting: the chain's product route on the demo feed (answers/pipeline.py, answers/products.py,
+knowledge/catalog/products.py, knowledge/catalog/feeds.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """«инструкция к пылесосу» is a request for a document: it is answered from the knowledge (the
 manual's page with its link), never with product cards, with or without a model; a question that
-asks to buy or for a price still gets the cards."""
+asks to buy or for a price still gets the cards.
+
+Cross-cutting: the chain choosing between knowledge and the catalog (answers/pipeline.py,
+knowledge/catalog/products.py)."""
 
 from __future__ import annotations
 

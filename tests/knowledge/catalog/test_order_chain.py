@@ -1,5 +1,8 @@
 """The order route of the answer chain, through the chat services a widget uses, against a real
-local order system: the number from the message, asked once, honest failures, limits and the log."""
+local order system: the number from the message, asked once, honest failures, limits and the log.
+
+Cross-cutting: the chain's order route (answers/orders.py, answers/pipeline.py, chat/services.py,
+knowledge/catalog/endpoint.py); it stays here for this folder's shop_api fixtures."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """The product route of the answer chain: cards copied from the catalog rows for the filters the
 code reads from the question, the model's `product_query` and introduction (checked like any
 answer), the honest no-match with the closest category's link; through the chat services, the
-widget's message JSON and `ask --json`."""
+widget's message JSON and `ask --json`.
+
+Cross-cutting: the chain's product route (answers/pipeline.py, answers/products.py,
+knowledge/catalog/products.py, chat/services.py, the ask command)."""
 
 from __future__ import annotations
 
