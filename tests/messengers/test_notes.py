@@ -1,5 +1,8 @@
 """An operator's note in a Telegram visitor's conversation is never sent to the messenger: the
-operator's next message arrives there, the note before it does not."""
+operator's next message arrives there, the note before it does not.
+
+Cross-cutting: inbox/notes.py, chat/handoff.py and the messengers' delivery (messengers/receivers.py,
+outgoing.py) together."""
 
 from __future__ import annotations
 
