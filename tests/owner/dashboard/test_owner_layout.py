@@ -1,6 +1,8 @@
 """The owner layout's tabs (templates/owner/base.html): every link leads to a page the owner can
 open — no 404 and no redirect to a login — in Russian and in English, and each owner page marks
-its own tab as the current one."""
+its own tab as the current one.
+
+Cross-cutting: every owner page's tabs (templates/owner/base.html, owner/urls.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The dashboard's English catalog is complete (every msgid has an English msgstr), compiled
-(django.mo says the same as django.po) and served by Django for English."""
+(django.mo says the same as django.po) and served by Django for English.
+
+Cross-cutting: a repository check of owner/dashboard/locale, not of one module."""
 
 from __future__ import annotations
 

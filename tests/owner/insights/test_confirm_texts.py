@@ -1,7 +1,9 @@
 """Texts that owner templates put into JavaScript (inline handlers, inline scripts) go through
 `escapejs`: a translation with a quote or a `</script>` must neither break the page's script nor
 inject one. The page-level check renders the real delete confirmations; the scan keeps every owner
-template honest."""
+template honest.
+
+Cross-cutting: every owner template's texts in JavaScript."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The English catalogs of the voice layer and its pages: every entry translated, compiled in step
-with its source, and served by Django, so an English owner reads English pages and errors."""
+with its source, and served by Django, so an English owner reads English pages and errors.
+
+Cross-cutting: a repository check of the voice layer's and its pages' catalogs, not of one module."""
 
 from __future__ import annotations
 

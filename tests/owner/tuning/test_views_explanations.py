@@ -8,7 +8,7 @@ from html import escape
 
 import pytest
 
-from tests.owner.tuning.test_experiments_page import _url as experiments_url
+from tests.owner.tuning.test_views_experiments import _url as experiments_url
 
 pytestmark = pytest.mark.django_db
 
