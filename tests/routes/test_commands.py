@@ -1,4 +1,6 @@
-"""The demo's sample reviews through the commands: importreviews, runroute --limit, journal --json."""
+"""The demo's sample reviews through the commands: importreviews, runroute --limit, journal --json.
+
+Cross-cutting: three commands together (importreviews, runroute, journal) on the demo's reviews."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The route commands speak the installation's language (SPRAVKA_LANGUAGE): Russian by default,
-English when it is `en`; `journal --json` keeps its keys in both."""
+English when it is `en`; `journal --json` keeps its keys in both.
+
+Cross-cutting: the language of the route commands (importreviews, runroute, journal)."""
 
 from __future__ import annotations
 

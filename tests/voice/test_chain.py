@@ -1,6 +1,9 @@
 """The voice in the answer chain: sliders and «условия» in the system prompt the model gets, the
 dictionary on every text the visitor reads (final reply, streamed drafts, canned texts), forbidden
-sentences dropped and journaled, owner canned replies, and a visitor's experiment arm."""
+sentences dropped and journaled, owner canned replies, and a visitor's experiment arm.
+
+Cross-cutting: the voice (voice/effective.py, voice/services.py) through the answer chain
+(answers/pipeline.py, answers/replies.py, chat/services.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The voice on the real widget socket (the project's ASGI application, real database and Redis,
 the fake Messages API streaming): every delta and the final message are worded by the dictionary,
-and no frame ever carries a forbidden sentence."""
+and no frame ever carries a forbidden sentence.
+
+Cross-cutting: the voice (voice/services.py) on the widget socket (chat/consumers.py) with a streaming model."""
 
 from __future__ import annotations
 
