@@ -16,6 +16,7 @@ What must stay true:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -64,9 +65,27 @@ def on_hand(bot: Bot) -> QuerySet[Any]:
     )
 
 
+# Other ways an operator hears at once that a visitor waits, registered at start by the apps above
+# chat (messengers/apps.py: operators who linked their Telegram). Each says, for one bot, whether
+# someone not away would be told now; a visitor is told «nobody is there» only when none would.
+_ELSEWHERE: list[Callable[[Bot], bool]] = []
+
+
+def reached_elsewhere_register(check: Callable[[Bot], bool]) -> None:
+    """Add a way operators are reached outside the inbox (once, however often an app starts)."""
+    if check not in _ELSEWHERE:
+        _ELSEWHERE.append(check)
+
+
+def said_away() -> QuerySet[Any]:
+    """The ids of the users who said «Отошёл(ла)», as a subquery for the registered checks."""
+    return Presence.objects.filter(away=True).values("user_id")
+
+
 def anyone_on_hand(bot: Bot) -> bool:
-    """Whether any of the bot's owners and operators is on hand now."""
-    return on_hand(bot).exists()
+    """Whether any of the bot's owners and operators is on hand now: in the inbox, or reached at once
+    elsewhere (`reached_elsewhere_register`) without having said they are away."""
+    return on_hand(bot).exists() or any(check(bot) for check in _ELSEWHERE)
 
 
 def away_ids(bot: Bot) -> set[int]:

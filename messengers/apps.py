@@ -8,4 +8,7 @@ class MessengersConfig(AppConfig):
     verbose_name = _("Мессенджеры")
 
     def ready(self) -> None:
-        from messengers import receivers  # noqa: F401  (connects the chat's visitor_told)
+        from chat import presence
+        from messengers import operators, receivers  # noqa: F401  (receivers connects the chat's signals)
+
+        presence.reached_elsewhere_register(operators.anyone_linked)

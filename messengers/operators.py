@@ -23,12 +23,13 @@ from typing import Any, Final
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone, translation
 
 from answers import replies
 from bots.models import Bot
 from bots.selectors import inbox_bots, inbox_users
-from chat import handoff
+from chat import handoff, presence
 from chat.exceptions import AlreadyTaken, ChatError, ConversationClosed
 from chat.models import Conversation, Message
 from messengers import delivery, services, telegram, transports
@@ -117,14 +118,25 @@ def _waiting_text(conversation: Conversation) -> str:
     return text
 
 
+def _operator_chats(bot_id: int) -> QuerySet[MessengerChat]:
+    """The Telegram chats where the bot's operators (still in its team) hear about waiting visitors."""
+    return MessengerChat.objects.filter(
+        operator_links__connection__bot_id=bot_id, connection__kind=Connection.Kind.TELEGRAM,
+        blocked_at__isnull=True, operator_links__user__in=get_user_model().objects.filter(inbox_users(bot_id)),
+    ).exclude(connection__status=Connection.Status.DISCONNECTED)
+
+
+def anyone_linked(bot: Bot) -> bool:
+    """Whether an operator of the bot who has not said «Отошёл(ла)» would be told in Telegram now:
+    then a visitor who asks for a person is not told that nobody is there (chat/presence.py)."""
+    return _operator_chats(bot.pk).exclude(operator_links__user__in=presence.said_away()).exists()
+
+
 def waiting_notify(*, conversation_id: int, bot_id: int, message_id: int) -> int:
     """Tell every linked operator of the bot that the conversation waits (once per wait: the
     handoff's note `message_id` is in the key); the number of chats told. A few queries however many
     operators are linked: the notices are made in one statement and sent together by one task."""
-    chats = list(MessengerChat.objects.select_related("connection").filter(
-        operator_links__connection__bot_id=bot_id, connection__kind=Connection.Kind.TELEGRAM,
-        blocked_at__isnull=True, operator_links__user__in=get_user_model().objects.filter(inbox_users(bot_id)),
-    ).exclude(connection__status=Connection.Status.DISCONNECTED).distinct())
+    chats = list(_operator_chats(bot_id).select_related("connection").distinct())
     if not chats:
         return 0
     conversation = Conversation.objects.select_related("bot").filter(pk=conversation_id).first()

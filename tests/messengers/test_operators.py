@@ -324,3 +324,19 @@ def test_a_take_in_the_inbox_marks_the_notices_and_a_refused_edit_harms_nothing(
     handoff.conversation_take(conversation_id=conversation.pk, operator=boris)  # their own: nothing again
     time.sleep(0.5)
     assert len(fake_telegram.calls_of("editMessageText")) == 2
+
+
+def test_an_operator_linked_in_telegram_is_on_hand_for_the_visitor_until_they_say_away(connected, shop, anna):
+    """Nobody has the inbox open, but Анна hears of waiting visitors in Telegram: the visitor is told
+    an operator will come; once she said «Отошла» in the inbox, the visitor is told nobody is there."""
+    from chat import presence
+
+    _linked_directly(anna, connected, 7800001)
+    first = _widget_waiting(shop)
+    note = Message.objects.filter(conversation=first, role=Message.Role.SYSTEM).latest("id")
+    assert note.text.startswith("Оператор подключится")
+    presence.presence_away_set(anna, away=True)
+    second = chat_services.conversation_open(bot=shop, visitor_id="v-op-2")
+    chat_services.conversation_handoff(conversation=second, reason="button")
+    note = Message.objects.filter(conversation=second, role=Message.Role.SYSTEM).latest("id")
+    assert note.text.startswith("Сейчас никого из операторов нет на месте")
