@@ -65,9 +65,9 @@ def conversation_assign(*, conversation_id: int, operator: Any) -> bool:
         conversation = services.locked(conversation_id)
         if conversation.state != State.WAITING_OPERATOR:
             return False
-        note = _assign(conversation, operator)
+        note = _assign(conversation, operator)  # a waiting conversation is nobody's: always moved
         events.publish(conversation, messages=[note] if note else [], to_visitor=True, state_changed=True)
-    return note is not None
+    return True
 
 
 def operator_message_send(*, conversation_id: int, operator: Any, text: str, client_msg_id: str) -> Message:

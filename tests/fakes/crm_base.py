@@ -11,14 +11,15 @@ thread:
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from tests.fakes.local_server import LocalServer
 
 
 @dataclass
@@ -44,34 +45,15 @@ class Fault:
     path: str | None
 
 
-class FakeCrm:
+class FakeCrm(LocalServer):
     """A subclass answers in `_answer(request)` (called under the lock)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._arrived = threading.Condition(self._lock)
-        self._stopping = threading.Event()
         self._faults: deque[Fault] = deque()
         self._down: int | None = None
         self._delay = 0.0
         self.requests: list[Request] = []
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._http.daemon_threads = True
-        self._http.block_on_close = False
-        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
-
-    def start(self) -> Any:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._http.shutdown()
-        self._http.server_close()
+        super().__init__(_handler_for(self))
 
     # --- switches -------------------------------------------------------------------------------------
 

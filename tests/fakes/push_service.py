@@ -16,11 +16,10 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +27,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+from tests.fakes.local_server import LocalServer
 
 
 def b64url_decode(value: str) -> bytes:
@@ -46,33 +47,16 @@ class PushRequest:
     claims: dict[str, Any] = field(default_factory=dict)
 
 
-class FakePushService:
+class FakePushService(LocalServer):
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._arrived = threading.Condition(self._lock)
         self._answers: deque[tuple[int, str | None]] = deque()
         self.public_key = ""
         self.requests: list[PushRequest] = []
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._http.daemon_threads = True
-        self._http.block_on_close = False
-        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        super().__init__(_handler_for(self))
 
     def endpoint(self) -> str:
         """A fresh subscription endpoint on this service (one per browser)."""
         return f"{self.url}/push/{secrets.token_urlsafe(12)}"
-
-    def start(self) -> FakePushService:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._http.shutdown()
-        self._http.server_close()
 
     def expect_key(self, public_key: str) -> None:
         self.public_key = public_key
