@@ -22,14 +22,23 @@
     return Boolean(window.spravkaInbox && window.spravkaInbox.send(frame));
   }
 
+  let pressed = null; // a press before the socket was ready: sent once the server says where we are
+
   document.addEventListener("spravka:inbox-frame", (e) => {
     const frame = e.detail;
-    if (frame && frame.type === "presence") show(Boolean(frame.away));
+    if (!frame || frame.type !== "presence") return;
+    if (pressed !== null && pressed !== Boolean(frame.away) && send({ type: "presence", away: pressed })) {
+      pressed = null;
+      return; // the answer to this frame shows it
+    }
+    pressed = null;
+    show(Boolean(frame.away));
   });
   if (button) {
     button.addEventListener("click", () => {
       const away = button.getAttribute("aria-pressed") !== "true";
-      if (send({ type: "presence", away: away })) show(away);
+      show(away);
+      if (!send({ type: "presence", away: away })) pressed = away;
     });
   }
   setInterval(() => send({ type: "ping" }), PING_EVERY_MS);
