@@ -332,7 +332,8 @@ class ChatConsumer(DbThreadsConsumer):
             choice, rate = await _db(_welcome_extras)(self.bot, frame.visitor_id)
             await self._send({"type": "welcome", "conversation_id": None, "state": Conversation.State.BOT,
                               "messages": [], "lead_form": frames.lead_form_json(self.bot), "choice": choice,
-                              "csat": {"conversation_id": rate} if rate else None})
+                              "csat": {"conversation_id": rate} if rate else None,
+                              **frames.languages_json(self.bot)})
             return
         messages = await _db(services.messages_after)(conversation=conversation, last_seen_id=frame.last_seen_id)
         # One Bot instance per socket, the one just read with the conversation: thousands of idle
@@ -343,6 +344,7 @@ class ChatConsumer(DbThreadsConsumer):
             "type": "welcome", "conversation_id": conversation.pk, "state": conversation.state,
             "messages": [frames.message_json(m) for m in messages], "lead_form": frames.lead_form_json(self.bot),
             "choice": False,  # a visitor coming back to a conversation has chosen already
+            **frames.languages_json(self.bot),
         })
         # A question the bot still owes an answer to (its server died mid-answer, or the visitor
         # left the page while it was being made): answered here, as if it had just been asked.

@@ -287,6 +287,14 @@ def lead_form_json(bot: Bot) -> dict[str, str] | None:
     return {"consent": replies.say(bot, "lead_consent"), "policy_url": bot.privacy_policy_url}
 
 
+def languages_json(bot: Bot) -> dict[str, str]:
+    """Whose language the widget's labels speak, so they agree with the bot's replies: `follow` the
+    visitor's when the bot answers in it («Отвечать на языке посетителя»), else `fixed` to the
+    bot's `language` (the one every reply is in)."""
+    return {"languages": "follow" if bot.answers_in_visitor_language else "fixed",
+            "language": replies.bot_language(bot)}
+
+
 def display_name(user: Any) -> str:
     """How an operator is named to visitors and colleagues: the full name, else the login's
     part before «@» (an e-mail is never shown to a visitor)."""

@@ -6,7 +6,8 @@
  * data-lang="en"), data-title="Header text". The visitor's own language comes first (`chooseLanguage`):
  * a browser whose first language is English gets English, and the widget turns to the language of
  * what the visitor writes (English or Russian, told by its letters as the server does:
- * knowledge/languages.py), remembered for their next pages.
+ * knowledge/languages.py), remembered for their next pages. A bot that answers in its own language
+ * only (welcome.languages "fixed") keeps the labels in that language too, so they agree with its replies.
  *
  * What must stay true:
  * - Everything lives in an open Shadow DOM: the shop's CSS cannot break the widget and ours
@@ -191,6 +192,7 @@
   };
   // end of widget texts
   let lang = "ru"; // chooseLanguage() at start, setLanguage() when the visitor writes in the other one
+  let fixedLang = ""; // the bot's language when it answers in it only (welcome.languages "fixed"), remembered
   let T = TEXTS[lang];
 
   const ICONS = {
@@ -379,9 +381,11 @@ a.card:hover{border-color:var(--accent)}
     return "";
   }
 
-  // The visitor's language first: the one they last wrote in here, then English when their browser
+  // The bot's language when it answers in no other (the replies and the labels agree). Else the
+  // visitor's language first: the one they last wrote in here, then English when their browser
   // asks for it first; then the owner's data-lang, the page's <html lang>, Russian.
   function chooseLanguage() {
+    if (fixedLang) return fixedLang;
     const written = languageOf(store.get("lang"));
     if (written) return written;
     const asked = (navigator.languages && navigator.languages[0]) || navigator.language;
@@ -1049,8 +1053,8 @@ a.card:hover{border-color:var(--accent)}
     hideChoice();
     const written = textLanguage(text); // the server answers in it too (when the bot allows it)
     if (written) {
-      store.set("lang", written);
-      setLanguage(written);
+      store.set("lang", written); // kept for a bot that follows the visitor again
+      if (!fixedLang) setLanguage(written);
     }
     const p = { client_msg_id: uuid(), text: text };
     state.pending.push(p);
@@ -1292,6 +1296,11 @@ a.card:hover{border-color:var(--accent)}
       if (state.conversationId != null && f.conversation_id !== state.conversationId) clearTranscript();
       state.conversationId = f.conversation_id;
       state.leadForm = f.lead_form && typeof f.lead_form === "object" ? f.lead_form : null;
+      // "fixed": the bot answers in its own language only, and the labels keep to it too; "follow"
+      // (or an older server that does not say): the visitor's language, as chooseLanguage finds it.
+      fixedLang = f.languages === "fixed" && TEXTS[f.language] ? f.language : "";
+      store.set("lang_fixed", fixedLang);
+      setLanguage(chooseLanguage());
       showStatus("");
       state.convState = "";
       setConversation(f.state);
@@ -1545,6 +1554,7 @@ a.card:hover{border-color:var(--accent)}
   /* ---------- start ---------- */
 
   function start() {
+    fixedLang = languageOf(store.get("lang_fixed")); // the last welcome's word, until the next one
     lang = chooseLanguage();
     T = TEXTS[lang];
     build();

@@ -26,7 +26,7 @@ async def test_hello_without_a_conversation_starts_none(shop, connect):
     client = await connect(shop)
     welcome = await client.hello("v_hello", started=False)
     assert welcome == {"type": "welcome", "conversation_id": None, "state": "bot", "messages": [], "lead_form": None,
-                       "choice": False, "csat": None}
+                       "choice": False, "csat": None, "languages": "follow", "language": "ru"}
     await client.send(type="ping")
     assert await client.recv() == {"type": "pong"}
     assert not await in_db(Conversation.objects.filter(bot=shop).exists)()

@@ -167,6 +167,32 @@ async def test_an_english_bot_gets_english_error_frames(shop, connect):
     assert json.dumps(error, ensure_ascii=False).count("Напишите") == 0
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_the_welcome_says_whose_language_the_labels_speak(shop, connect):
+    """The widget's labels agree with the replies: the visitor's language while the bot answers in it,
+    the bot's own once it does not (a new conversation's welcome and a resumed one's alike)."""
+    from tests.chat.conftest import in_db
+
+    client = await connect(shop, origin=ORIGIN)
+    welcome = await client.hello("v_lang", started=False)
+    assert (welcome["languages"], welcome["language"]) == ("follow", "ru")
+
+    shop.language, shop.answers_in_visitor_language = "en", False
+    await in_db(lambda: shop.save(update_fields=["language", "answers_in_visitor_language"]))()
+    client = await connect(shop, origin=ORIGIN)
+    welcome = await client.hello("v_lang", started=False)
+    assert (welcome["languages"], welcome["language"]) == ("fixed", "en")
+    assert welcome["conversation_id"] is None
+    resumed = await (await connect(shop, origin=ORIGIN)).hello("v_lang")
+    assert resumed["conversation_id"] is not None
+    assert (resumed["languages"], resumed["language"]) == ("fixed", "en")
+
+    shop.answers_in_visitor_language = True
+    await in_db(lambda: shop.save(update_fields=["answers_in_visitor_language"]))()
+    resumed = await (await connect(shop, origin=ORIGIN)).hello("v_lang")
+    assert (resumed["languages"], resumed["language"]) == ("follow", "en")
+
+
 @pytest.mark.parametrize(
     ("text", "russian", "english"),
     [

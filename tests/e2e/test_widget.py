@@ -18,6 +18,7 @@ A visitor's everyday conversation is test_widget_live.py."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -518,3 +519,34 @@ def test_without_data_lang_the_widget_follows_the_pages_language(page: Page, sho
 
     page.goto(shops.english_page_ru)  # the tag wins
     expect(Widget(page).launcher).to_have_attribute("aria-label", "Открыть чат")
+
+
+def test_a_bot_that_keeps_its_language_keeps_the_labels_in_it(page: Page, shops: Shops):
+    """«Отвечать на языке посетителя» off: the replies stay in the bot's Russian, and so do the labels,
+    whatever the tag says or the visitor writes (welcome.languages "fixed"), the next page too; on
+    again, the labels follow the visitor's English once more."""
+
+    def follow(on: bool) -> None:
+        committed(Bot.objects.filter(pk=shops.bot.pk).update, answers_in_visitor_language=on)
+
+    follow(False)
+    try:
+        page.goto(shops.english)  # data-lang="en"
+        widget = Widget(page)
+        expect(widget.launcher).to_have_attribute("aria-label", "Open chat")  # the app has not spoken yet
+        widget.open()
+        expect(widget.input).to_have_attribute("placeholder", "Напишите вопрос…")
+        expect(widget.launcher).to_have_attribute("aria-label", "Закрыть чат")
+        widget.ask("How long is the warranty?")
+        expect(widget.last("bot").locator(".bubble")).to_have_text(re.compile("[а-яё]{3}", re.I), timeout=30000)
+        expect(widget.last("visitor").locator(".sr")).to_have_text("Вы:")
+        expect(widget.input).to_have_attribute("placeholder", "Напишите вопрос…")
+
+        page.reload()  # the panel opens again by itself, still in the bot's language
+        expect(Widget(page).launcher).to_have_attribute("aria-label", "Закрыть чат")
+        expect(widget.input).to_have_attribute("placeholder", "Напишите вопрос…")
+    finally:
+        follow(True)
+    page.reload()
+    expect(widget.input).to_have_attribute("placeholder", "Type a question…")  # the visitor wrote English
+    expect(widget.last("visitor").locator(".sr")).to_have_text("You:")
