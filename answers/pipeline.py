@@ -304,6 +304,11 @@ def chain(turn: Turn, text: str, *, retry: bool, intent: Intent | None = None) -
         off = _off_subject(turn, intent.rest or text, top)
         shown = None if off else _excerpt_reply(turn, intent.name, found, top, text, require_overlap=False)
         if shown is not None:
+            # A misspelt word may still find a page, often the wrong one («вгзврат» finds the
+            # defects page): when every fix is a word the site uses, the reading as meant answers.
+            understood = _spelled(turn, text, on_site_only=True) if retry else None
+            if understood is not None:
+                return understood
             return _finish(turn, shown, meta | {"route": "retrieval", "kind": top.kind})
         meta["off_subject"] = off or None
     # Typo retry without a model: the text read against the bot's own words and the dictionary
@@ -319,15 +324,17 @@ def chain(turn: Turn, text: str, *, retry: bool, intent: Intent | None = None) -
 # --- the steps' helpers ------------------------------------------------------------------------------
 
 
-def _spelled(turn: Turn, text: str) -> Reply | None:
+def _spelled(turn: Turn, text: str, *, on_site_only: bool = False) -> Reply | None:
     """The reply to `text` as the speller reads it, led by what was understood («Вы имели в виду:
-    …»), when that one more pass answers; None when the speller changes nothing or the pass finds
-    no answer either (the raw text's no-answer stands)."""
+    …»), when that one more pass answers; None when the speller changes nothing (or, `on_site_only`,
+    makes a fix the site never writes) or the pass finds no answer either (the raw text's reply stands)."""
     if not settings.CHAT_SPELLER:
         return None
     with turn.timed("spelling"):
         spelled = spelling.correct(turn.bot.pk, text)
     if not spelled.changes or _comparable(spelled.text) == _comparable(text):
+        return None
+    if on_site_only and not spelled.on_site:
         return None
     reply = chain(turn, spelled.text, retry=False)
     if reply.flags.get("unanswered"):

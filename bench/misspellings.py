@@ -89,7 +89,7 @@ def speller(on: bool) -> Iterator[None]:
 
     original = pipeline._spelled
     if not on:
-        pipeline._spelled = lambda turn, text: None
+        pipeline._spelled = lambda turn, text, **_: None
     try:
         yield
     finally:

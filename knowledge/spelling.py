@@ -1,6 +1,7 @@
 """Typos forgiven without a model: a visitor's words read against the bot's own words and a general
 Russian dictionary. «как поткючить оплату» reads «как подключить оплату»; the answer chain asks
-once more with that text when the raw one finds no answer (answers/pipeline.py).
+once more with that text when the raw one finds no answer, or finds one while every fix is a word
+the site uses (`Spelled.on_site`; answers/pipeline.py).
 
 Two dictionaries, both looked up with SymSpell (symspellpy: symmetric-delete candidates, Damerau
 distance, a lookup well under a millisecond):
@@ -55,10 +56,13 @@ _SENTENCE_ENDS: Final = ".!?…"
 
 @dataclass(frozen=True)
 class Spelled:
-    """A text as the speller reads it: `text` with every change made, and the changes (word, fix)."""
+    """A text as the speller reads it: `text` with every change made, and the changes (word, fix).
+    `on_site`: every fix is a word the site itself uses (in some form): the reading the chain may
+    prefer even when the text as written found an answer (answers/pipeline.py)."""
 
     text: str
     changes: tuple[tuple[str, str], ...] = ()
+    on_site: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,8 @@ def correct(bot_id: int, text: str) -> Spelled:
         changes.append((word, fix))
     if not changes:
         return Spelled(text=text)
-    return Spelled(text="".join([*parts, text[at:]]), changes=tuple(changes))
+    on_site = all(fix in site.words or site.lemmas[_lemma(fix)] for _, fix in changes)
+    return Spelled(text="".join([*parts, text[at:]]), changes=tuple(changes), on_site=on_site)
 
 
 def best_candidate(word: str, site: SiteWords, *, name: bool = False) -> str | None:

@@ -45,7 +45,29 @@ def test_a_question_that_answers_as_written_is_not_read_again(knowledge, shop, n
     reply = ask(shop, "Как оплатить заказ?")
 
     assert reply.links == [PAYMENT_LINK] and not reply.text.startswith("Вы имели в виду")
-    assert "spelling" not in reply.timings and "spelling" not in reply.llm_meta
+    assert "spelling" not in reply.llm_meta  # the speller found nothing to change: no second pass
+
+
+def test_a_misspelt_question_that_finds_the_wrong_page_is_answered_as_meant(knowledge, shop, no_model):
+    """«олпатить» costs the payment entry its words; «заказ с доставкой» alone finds the delivery
+    entry. Every fix is a word the site uses, so the reading as meant answers, and says so."""
+    assert pipeline.chain(pipeline.Turn(bot=shop, history=[], language="ru"), "Как олпатить заказ с доставкой?",
+                          retry=False).links[0]["url"] == "https://shop.example/delivery"  # as written
+
+    reply = ask(shop, "Как олпатить заказ с доставкой?")
+
+    assert reply.text.startswith("Вы имели в виду: Как оплатить заказ с доставкой?\n")
+    assert reply.links == [PAYMENT_LINK]
+    assert reply.llm_meta["spelling"]["changes"] == [["олпатить", "оплатить"]]
+
+
+def test_a_fix_the_site_never_writes_does_not_replace_an_answer(knowledge, shop, no_model):
+    """«пенсонер» reads as «пенсионер», a word on no page of the shop: the answer the text found as
+    written stands, with no «Вы имели в виду»."""
+    reply = ask(shop, "Как оплатить заказ пенсонеру?")
+
+    assert reply.links == [PAYMENT_LINK] and not reply.text.startswith("Вы имели в виду")
+    assert "spelling" not in reply.llm_meta and reply.timings["spelling"] >= 0
 
 
 def test_a_question_of_real_words_the_site_does_not_answer_stays_unanswered(knowledge, shop, no_model):

@@ -43,7 +43,7 @@ def test_ask_returns_what_the_ask_command_prints(api, knowledge):
     data = response.json()
     assert list(data) == list(expected)
     assert {k: v for k, v in data.items() if k != "timings"} == {k: v for k, v in expected.items() if k != "timings"}
-    assert set(data["timings"]) == {"rules", "search", "llm", "total"}
+    assert set(data["timings"]) == set(expected["timings"]) >= {"rules", "search", "llm", "total"}
 
 
 def test_an_unrecorded_question_gets_the_same_answer_and_leaves_no_trace(api, bot, knowledge):

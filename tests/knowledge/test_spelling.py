@@ -54,6 +54,14 @@ def test_a_typo_is_read_as_the_word_meant(shop_words):
     assert spelled.changes == (("поткючить", "подключить"), ("оплту", "оплату"))
 
 
+def test_a_reading_says_whether_every_fix_is_a_word_the_site_uses(shop_words):
+    # «оплату»: the site writes «оплаты» (the same dictionary form); «пенсионер» is on no page.
+    assert spelling.correct(shop_words.pk, "как оплтаить оплту картой?").on_site is True
+    assert spelling.correct(shop_words.pk, "скидка пенсонерам").on_site is False
+    assert spelling.correct(shop_words.pk, "оплтаить скидку пенсонерам").on_site is False
+    assert spelling.correct(shop_words.pk, "оплата картой").on_site is False  # nothing changed
+
+
 def test_a_site_word_wins_over_a_more_common_word_at_the_same_distance(shop_words):
     # «поткючить» is two edits from «отключить» (commoner in Russian) and from «подключить», whose
     # dictionary form the site uses («подключают»); «сумиа» one from «сумма» and from the site's «сумку».
