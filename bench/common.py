@@ -13,8 +13,10 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
+import types
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -290,3 +292,65 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
     return str(value)
+
+
+# --- a same-run baseline from an older commit --------------------------------------------------------
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
+
+
+def path_at(commit: str, path: str) -> str:
+    """Where today's `path` was at `commit`: files moved when the apps were laid out anew
+    («answers/asked.py» was «assistant/chat/asked.py»), and a baseline names the file by today's path."""
+    if _git("cat-file", "-e", f"{commit}:{path}").returncode == 0:
+        return path
+    history = _git("log", "--follow", "--name-only", "--format=@%H", "--", path).stdout
+    at = ""
+    for line in filter(None, history.splitlines()):
+        if line.startswith("@"):
+            at = line[1:]
+        elif _git("merge-base", "--is-ancestor", at, commit).returncode == 0:
+            return line
+    raise FileNotFoundError(f"{path} has no ancestor at {commit}")
+
+
+def module_from_git(commit: str, path: str, name: str, **names: Any) -> types.ModuleType:
+    """The module `path` as it was at `commit`, importable as `name`; `names` bind its imports of
+    other modules to their old versions too. The very code of that commit, never a copy."""
+    old = path_at(commit, path)
+    source = subprocess.run(["git", "show", f"{commit}:{old}"], cwd=REPO, check=True, capture_output=True,
+                            text=True).stdout
+    _former_packages(commit)
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # its dataclasses look their module up there
+    exec(compile(source, f"{commit}:{old}", "exec"), module.__dict__)  # noqa: S102 - our own file
+    module.__dict__.update(names)
+    return module
+
+
+def _former_packages(commit: str) -> None:
+    """Make the old code's imports of moved modules («from assistant.chat import facts») give
+    today's modules: a package of the old layout becomes a module whose attributes are its files'
+    successors (git's rename detection between `commit` and HEAD)."""
+    import importlib
+
+    renames = _git("diff", "--name-status", "-M", commit, "HEAD").stdout
+    for line in renames.splitlines():
+        parts = line.split("\t")
+        if not parts[0].startswith("R") or not parts[1].endswith(".py") or not parts[2].endswith(".py"):
+            continue
+        old_name, new_name = (p[:-3].replace("/", ".") for p in parts[1:3])
+        package, _, leaf = old_name.rpartition(".")
+        try:
+            importlib.import_module(old_name)
+            continue  # still importable as it was
+        except ImportError:
+            pass
+        try:
+            successor = importlib.import_module(new_name)
+        except ImportError:
+            continue
+        holder = sys.modules.setdefault(package, types.ModuleType(package))
+        setattr(holder, leaf, successor)
+        sys.modules.setdefault(old_name, successor)

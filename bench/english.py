@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-import subprocess
 import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,11 +40,7 @@ def todays_search() -> Iterator[None]:
     """The chain with main's search (the very file at BASELINE_COMMIT)."""
     from answers import pipeline
 
-    source = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:knowledge/search.py"], cwd=common.REPO,
-                            check=True, capture_output=True, text=True).stdout
-    module = types.ModuleType("baseline_search")
-    sys.modules[module.__name__] = module  # its dataclasses look their module up there
-    exec(compile(source, f"{BASELINE_COMMIT}:knowledge/search.py", "exec"), module.__dict__)  # noqa: S102 - our own file
+    module = common.module_from_git(BASELINE_COMMIT, "knowledge/search.py", "baseline_search")
     saved = pipeline.search_entries
     pipeline.search_entries = module.__dict__["search_entries"]
     try:

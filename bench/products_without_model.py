@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
-import subprocess
 import sys
 import time
 import types
@@ -97,13 +96,7 @@ CARDS = 3
 
 
 def _module_from_git(path: str, name: str, **names: Any) -> types.ModuleType:
-    source = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:{path}"], cwd=common.REPO, check=True,
-                            capture_output=True, text=True).stdout
-    module = types.ModuleType(name)
-    sys.modules[name] = module  # its dataclasses look their module up
-    exec(compile(source, f"{BASELINE_COMMIT}:{path}", "exec"), module.__dict__)  # noqa: S102 - our own file
-    module.__dict__.update(names)
-    return module
+    return common.module_from_git(BASELINE_COMMIT, path, name, **names)
 
 
 @contextlib.contextmanager

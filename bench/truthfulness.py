@@ -27,7 +27,6 @@ import contextlib
 import os
 import random
 import re
-import subprocess
 import sys
 import time
 import types
@@ -115,12 +114,7 @@ BASELINE_COMMIT = "7b5cc01"
 
 
 def _module_from_git(path: str, name: str, **names: Any) -> types.ModuleType:
-    source = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:{path}"], cwd=common.REPO, check=True,
-                            capture_output=True, text=True).stdout
-    module = types.ModuleType(name)
-    exec(compile(source, f"{BASELINE_COMMIT}:{path}", "exec"), module.__dict__)  # noqa: S102 - our own file
-    module.__dict__.update(names)  # its imports of the modules above, bound to their old versions too
-    return module
+    return common.module_from_git(BASELINE_COMMIT, path, name, **names)
 
 
 @contextlib.contextmanager
