@@ -220,6 +220,16 @@ def damage_rows(bot: Any, label: str, corrected: list[dict[str, Any]], others: l
     refused = [top(q) is None for q in out_of_scope]
     oos_fix = [by_fix(q) for q in out_of_scope]
     hijacked = [by_fix(row["near_miss"]) for row in near]
+    if fixes:  # what a reader checks first: the paraphrases missed and the near misses taken
+        for row, got in zip(corrected, para, strict=True):
+            if not got:
+                print(f"  {label}: missed {row['paraphrase']!r} (corrected {row['question']!r})", file=sys.stderr)
+        for row, got in zip([r for r in corrected if r.get("paraphrase2")], para2, strict=True):
+            if not got:
+                print(f"  {label}: missed 2nd {row['paraphrase2']!r} (corrected {row['question']!r})", file=sys.stderr)
+        for row, got in zip(near, hijacked, strict=True):
+            if got:
+                print(f"  {label}: near miss taken {row['near_miss']!r}", file=sys.stderr)
     return [label, _share(para), _share(para2), f"{hit_at(bot, others, 1):.3f}", _share(refused),
             f"{sum(hijacked)}/{len(hijacked)}", f"{sum(oos_fix)}/{len(oos_fix)}"]
 

@@ -23,6 +23,7 @@ bench/learning_curve.py measures it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,8 +56,14 @@ CONTENT_POS: Final = frozenset({"NOUN", "ADJF"})
 # Two lexemes of one word family share at least this many first letters.
 FAMILY_PREFIX: Final = 5
 SHORT_STEM: Final = 3
+# A compound said in short keeps this many first letters of its adjective: «юр-», «зар-», «тех-».
+COMPOUND_HEAD: Final = (2, 4)
+# «SSO», «JIT», «SLA»: initials of this many words (two letters say too little: «IT», «ID»).
+INITIALS_MIN: Final = 3
+INITIALS_MAX: Final = 5
 TOKEN: Final = re.compile(r"[^\W_]+(?:-[^\W_]+)*", re.UNICODE)  # a word, hyphenated ones whole
 CYRILLIC: Final = re.compile(r"[а-яё]", re.IGNORECASE)
+GLOSS: Final = re.compile(r"\([^()]*\)")
 
 
 class Verdict(StrEnum):
@@ -98,14 +105,23 @@ def judge(
     known: set[str] = set()
     for wording in wordings:
         known.update(wording.lexemes)
+    # One thing said in short on one side and in full on the other: «юрлицо» / «юридическое лицо»,
+    # «SSO» / «Single Sign-On». The short form counts as the wordings' word, and the full words as said.
+    wordings_short = short_forms(" ".join(w.text for w in wordings))
+    query_short = short_forms(query)
+    known |= set(wordings_short)
+    said = set(query_lexemes) | set(query_short)
+    said_in_full = {word for short, full in query_short.items() if short in known for word in full}
+    said_in_full |= {word for short, full in wordings_short.items() if short in said for word in full}
     # The correction's side: what every wording names (a wording without it says the owner meant the
     # answer more widely) and the question lacks: «доставка по Москве» does not answer «доставка».
     names, rare = _in_every_wording(wordings, entries_total)
-    dropped_names = sorted(word for word in names if not _named_in(word, query_lexemes))
-    dropped = [word for word in rare if not _covered(word, set(query_lexemes))]
+    dropped_names = sorted(word for word in names if not _named_in(word, query_lexemes) and word not in said_in_full
+                           and word not in said)
+    dropped = [word for word in rare if not _covered(word, said) and word not in said_in_full]
     question_names = distinguishing(query, query_lexemes, entries_total, names_only=True)
     answered = set(answer_lexemes) if not dropped else set()
-    unshared = sorted(word for word in asked if not _covered(word, known)
+    unshared = sorted(word for word in asked if not _covered(word, known) and word not in said_in_full
                       and (word in question_names or not _covered(word, answered)))
     unshared += dropped_names
     if unshared:
@@ -113,13 +129,51 @@ def judge(
     return Judgement(Verdict.PARAPHRASE if best >= PARAPHRASE_COSINE else Verdict.OTHER, best)
 
 
+def short_forms(text: str) -> dict[str, frozenset[str]]:
+    """What `text` says in full that may be said in short, as lexemes: a compound of an adjective's
+    first letters and its noun («юридическое лицо» -> «юрлиц», «заработная плата» -> «зарплат»), and
+    the initials of consecutive Latin words («Single Sign-On» -> «sso», «just-in-time» -> «jit»);
+    each with the lexemes of the words it stands for."""
+    found: dict[str, frozenset[str]] = {}
+    tokens = TOKEN.findall(text)
+    for first, second in itertools.pairwise(tokens):
+        if not (CYRILLIC.search(first) and CYRILLIC.search(second)) or "-" in first + second:
+            continue
+        head, noun = readings(first), readings(second)
+        if head and noun and "ADJF" in head[0].grammemes and "NOUN" in noun[0].grammemes:
+            full = frozenset({lexeme_of(first), lexeme_of(second)})
+            for letters in range(COMPOUND_HEAD[0], COMPOUND_HEAD[1] + 1):
+                found.setdefault(lexeme_of(first[:letters] + second), full)
+    for run in _latin_runs(text):
+        for size in range(INITIALS_MIN, min(INITIALS_MAX, len(run)) + 1):
+            for at in range(len(run) - size + 1):
+                words = run[at:at + size]
+                found.setdefault("".join(part[0] for part, _ in words).lower(),
+                                 frozenset(w for part, whole in words for w in (part.lower(), whole)))
+    return found
+
+
+def _latin_runs(text: str) -> list[list[tuple[str, str]]]:
+    """Runs of Latin words next to each other, hyphenated ones split, each part with its whole word's
+    lexeme: «через Single Sign-On» -> («Single», «single»), («Sign», «sign-on»), («On», «sign-on»)."""
+    runs: list[list[tuple[str, str]]] = [[]]
+    for token in TOKEN.findall(text):
+        if CYRILLIC.search(token) or any(char.isdigit() for char in token):
+            runs.append([])
+            continue
+        runs[-1].extend((part, token.lower()) for part in token.split("-") if part)
+    return [run for run in runs if len(run) >= INITIALS_MIN]
+
+
 def _in_every_wording(wordings: Sequence[WordingSignal], entries_total: int) -> tuple[set[str], set[str]]:
-    """(names, other distinguishing words) that every wording has."""
+    """(names, other distinguishing words) that every wording has. Words in brackets are a gloss
+    («временный доступ (Just in Time Access, JIT)»): a question may use them, need not repeat them."""
     names: set[str] | None = None
     rare: set[str] | None = None
     for wording in wordings:
-        words = distinguishing(wording.text, wording.lexemes, entries_total)
-        named = distinguishing(wording.text, wording.lexemes, entries_total, names_only=True)
+        text = GLOSS.sub(" ", wording.text)
+        words = distinguishing(text, wording.lexemes, entries_total)
+        named = distinguishing(text, wording.lexemes, entries_total, names_only=True)
         names = named if names is None else names & named
         rare = (words - named) if rare is None else rare & (words - named)
     return names or set(), rare or set()
@@ -190,6 +244,10 @@ def _is_distinguishing(token: str, df: int | None, entries_total: int, *, cyrill
     if not tag & CONTENT_POS:
         return False
     zipf = _zipf(lemma, "ru")
+    if "NOUN" in tag and "plur" in tag:
+        # A noun said in the plural is as common as that plural: pymorphy3's dictionary form of
+        # «деньги» is «деньга» (Zipf 2.4), but «деньги» (5.6) names nothing rare.
+        zipf = max(zipf, _zipf(token.lower(), "ru"))
     return zipf < RARE_IN_LANGUAGE or (zipf < SPECIFIC_IN_LANGUAGE and (share is None or share <= RARE_ON_SITE))
 
 

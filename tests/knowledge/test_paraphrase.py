@@ -97,7 +97,8 @@ def test_a_question_wording_follows_its_entry_title(city_shop):
 
 
 def test_names_numbers_and_rare_words_distinguish_question_words_do_not():
-    lexemes = {"стоимост": 20, "доставк": 47, "москв": 28, "казан": 1, "кондиционер": 13, "5000": 2, "bosch": None}
+    lexemes = {"стоимост": 20, "доставк": 47, "москв": 28, "казан": 1, "кондиционер": 13, "5000": 2, "bosch": None,
+               "деньг": 2, "гривн": 1}
 
     def words(text):
         return paraphrase.distinguishing(text, lexemes, 229)
@@ -107,6 +108,9 @@ def test_names_numbers_and_rare_words_distinguish_question_words_do_not():
     assert words("доставка кондиционера") == {"кондиционер"}
     assert words("доставка от 5000") == {"5000"}
     assert words("доставка Bosch") == {"bosch"}
+    assert words("деньги за доставку") == set()  # pymorphy3's «деньга» is rare, «деньги» are not
+    assert words("доставка в Казань за деньги") == {"казан"}
+    assert words("оплата в гривнах") == {"гривн"}  # a plural that is rare stays rare
 
 
 def test_a_correction_naming_a_place_does_not_answer_a_question_without_it():
@@ -117,3 +121,44 @@ def test_a_correction_naming_a_place_does_not_answer_a_question_without_it():
                                     lexemes={"доставк": 47, "санкт-петербург": 23, "санкт": 23, "петербург": 23})
     by_part = paraphrase.judge("Доставка по Петербургу", {"доставк": 47, "петербург": 23}, 229, [part])
     assert by_part.verdict is paraphrase.Verdict.PARAPHRASE
+
+
+def _signal(text: str, cosine: float = 0.93) -> paraphrase.WordingSignal:
+    return paraphrase.WordingSignal(text=text, cosine=cosine, lexemes=_lexemes(text))
+
+
+def _lexemes(text: str) -> dict[str, int | None]:
+    """Every word of `text` as the lexicon stores it, each on one entry of the site (rare on it)."""
+    return {paraphrase.lexeme_of(token): 1 for token in paraphrase.TOKEN.findall(text)}
+
+
+@pytest.mark.parametrize(("corrected", "asked"), [
+    ("Как переоформить проект на другое юридическое лицо?", "Как переоформить проект на другое юрлицо?"),
+    ("Можно ли купить хранилище при оплате от юрлица?", "Мы юридическое лицо, можно ли купить хранилище?"),
+    ("Как включить Single Sign-On для проекта?", "Как включить SSO для проекта?"),
+    ("Как включить SSO для проекта?", "Как включить Single Sign-On для проекта?"),
+    ("Можно ли дать временный доступ (Just in Time Access, JIT) к проекту?",
+     "Можно ли дать временный доступ к проекту?"),
+])
+def test_one_thing_said_in_short_and_in_full_is_the_same_question(corrected, asked):
+    judged = paraphrase.judge(asked, _lexemes(asked), 1142, [_signal(corrected)])
+
+    assert judged.verdict is paraphrase.Verdict.PARAPHRASE, judged.unshared
+
+
+@pytest.mark.parametrize(("corrected", "asked"), [
+    ("Как переоформить проект на другое юридическое лицо?", "Как переоформить проект на другое физлицо?"),
+    ("Как включить Single Sign-On для проекта?", "Как включить SAML для проекта?"),
+])
+def test_another_short_form_still_tells_the_questions_apart(corrected, asked):
+    judged = paraphrase.judge(asked, _lexemes(asked), 1142, [_signal(corrected)])
+
+    assert judged.verdict is paraphrase.Verdict.VETO and judged.unshared
+
+
+def test_short_forms_are_compounds_of_an_adjective_and_its_noun_and_initials_of_latin_words():
+    assert paraphrase.short_forms("юридическое лицо")["юрлиц"] == {"юридическ", "лиц"}
+    assert paraphrase.short_forms("заработная плата")["зарплат"] == {"заработн", "плат"}
+    assert paraphrase.short_forms("через Single Sign-On")["sso"] == {"single", "sign", "on", "sign-on"}
+    assert set(paraphrase.short_forms("IT и ID в just-in-time")) == {"jit"}  # two letters say too little
+    assert paraphrase.short_forms("быстро лицо") == {}  # no adjective, no compound
