@@ -57,5 +57,9 @@ def question_key(question: str) -> str:
 
 def passage_text(entry: Entry) -> str:
     """What the model reads for an entry: the title and heading path carry the topic of a chunk."""
-    head = " / ".join(part for part in (entry.title, entry.heading_path) if part)
-    return f"{head}\n{entry.text}" if head else entry.text
+    return passage_text_of(entry.title, entry.heading_path, entry.text)
+
+
+def passage_text_of(title: str, heading_path: str, text: str) -> str:
+    head = " / ".join(part for part in (title, heading_path) if part)
+    return f"{head}\n{text}" if head else text

@@ -12,7 +12,9 @@ import hashlib
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -157,6 +159,67 @@ def _cache_unavailable(exc: Exception) -> None:
 
 
 query_cache = QueryVectorCache()
+
+
+@dataclass
+class _PassageReader:
+    """A model read for its passage vectors, under a cache key of its own (a passage vector of a
+    text is not its query vector)."""
+
+    model: Embedder
+    key: str
+    dim: int
+    revision: str
+
+    def query_uncached(self, text: str) -> np.ndarray:
+        return np.asarray(self.model.passages([text])[0], dtype=np.float32)
+
+
+class PassageVectorCache(QueryVectorCache):
+    """Passage vectors of a second model by text, computed when first asked for (in one batch) and
+    kept like query vectors: knowledge/across.py reads the candidates of a question in another
+    language with them. The key is the text itself, so an edited entry is read afresh."""
+
+    MAX_CHARS = 100_000
+
+    def vectors(self, model: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+        reader = _PassageReader(model=model, key=f"{model.key}-passage", dim=model.dim, revision=model.revision)
+        tag = self.model_tag(reader)
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                local = self._local.get((tag, text))
+                if local is not None:
+                    found[text] = local
+        for text, vector in self._shared_many(reader, [t for t in dict.fromkeys(texts) if t not in found]).items():
+            found[text] = vector
+            self._remember((tag, text), vector)
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            for text, vector in zip(missing, model.passages(missing), strict=True):
+                vector = np.ascontiguousarray(vector, dtype=np.float32)
+                self._shared_set(reader, text, vector)
+                self._remember((tag, text), vector)
+                found[text] = vector
+        return [found[text].copy() for text in texts]
+
+
+    def _shared_many(self, reader: QueryModel, texts: list[str]) -> dict[str, np.ndarray]:
+        """One round trip to Redis for every text the process does not hold."""
+        if not texts:
+            return {}
+        keys = {self.shared_key(reader, text): text for text in texts}
+        try:
+            cache = self._shared()
+            raw = cache.get_many(list(keys)) if cache is not None else {}
+        except Exception as exc:  # a cache outage must not fail a visitor's question
+            _cache_unavailable(exc)
+            return {}
+        return {keys[key]: np.frombuffer(value, dtype="<f4").astype(np.float32) for key, value in raw.items()
+                if isinstance(value, bytes) and len(value) == reader.dim * 4}
+
+
+passage_cache = PassageVectorCache(maxsize=20_000)
 
 
 class _CachedQueries:

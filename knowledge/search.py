@@ -32,7 +32,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from bots.models import Bot
-from knowledge import languages, paraphrase
+from knowledge import across, languages, paraphrase
 from knowledge.embeddings import COSINE_RANGE, CROSS_LANGUAGE_COSINE_RANGE, DIMENSIONS, get_embedder
 from knowledge.models import Entry
 from knowledge.paraphrase import Judgement, WordingSignal
@@ -116,6 +116,7 @@ class Signals:
     # A correction's standing for this question (knowledge/paraphrase.py): None until judged.
     judgement: Judgement | None = None
     across: bool = False  # the question is in another language than the bot's knowledge (per query)
+    across_cosine: float | None = None  # ... and the second model's reading of it (knowledge/across.py)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,8 @@ def search_entries(
     vector = embedder.query(query) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
     signals = corrections_judged(query, *fetch_signals(bot.pk, query, vector, model_key=embedder.key))
     if languages.across(query, bot.language):
-        signals = [replace(s, across=True) for s in signals]
+        second = across.second_cosines(embedder.key, query, signals)
+        signals = [replace(s, across=True, across_cosine=second.get(s.entry_id)) for s in signals]
     # Scores first, components only for the k shown: the same order and scores as fusing all.
     scored = sorted(signals, key=lambda s: (-score_of(s, model_key=embedder.key, fix_bonus=bot.fix_bonus), s.entry_id))
     return [fuse(s, model_key=embedder.key, fix_bonus=bot.fix_bonus) for s in scored[:k]]
@@ -228,14 +230,18 @@ def score_of(s: Signals, *, model_key: str, fix_bonus: float) -> float:
     return _fusion(s, model_key=model_key, fix_bonus=fix_bonus)[0]
 
 
-def cross_language_relevance(cosine: float | None, model_key: str) -> float:
+def cross_language_relevance(cosine: float | None, model_key: str, second: float | None = None) -> float:
     """A question in another language than the passage meets it only through the multilingual
     vectors, and their cross-language cosines run lower (e5-small: an English question and the
     Russian passage answering it 0.80..0.87, against 0.74..0.88 within one language): the cosine
-    rescaled through the model's cross-language floor and ceiling. Measured on English questions to
-    the demo shop and the VK Cloud docs (bench/english.py, docs/benchmarks.md)."""
+    rescaled through the model's cross-language floor and ceiling; with the second model's reading
+    (`second`, knowledge/across.py), their blend through the blend's own window. Measured on English
+    questions to the demo shop and the VK Cloud docs (bench/english.py, docs/benchmarks.md)."""
     if cosine is None:
         return 0.0
+    if second is not None and model_key in across.BLEND_RANGE:
+        low, high = across.BLEND_RANGE[model_key]
+        return min(1.0, max(0.0, (across.blend(cosine, second, model_key) - low) / (high - low)))
     low, high = CROSS_LANGUAGE_COSINE_RANGE.get(model_key, COSINE_RANGE[model_key])
     return min(1.0, max(0.0, (cosine - low) / (high - low)))
 
@@ -256,7 +262,7 @@ def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, flo
     vector = rescale_cosine(s.cosine, model_key)
     relevance = relevance_of(s, vector)
     if s.across:  # the words may add (a Latin name the site uses: «SSO», «VK Cloud»), never sink it
-        vector = cross_language_relevance(s.cosine, model_key)
+        vector = cross_language_relevance(s.cosine, model_key, s.across_cosine)
         relevance = max(relevance, vector)
     priority = _has_priority(s)
     # A correction that is not this question's paraphrase is one more owner answer, no more.
@@ -279,6 +285,8 @@ def fuse(s: Signals, *, model_key: str, fix_bonus: float) -> SearchResult:
         "unknown": round(s.unknown, 4), "fix_bonus": bonus, "embedded": float(s.cosine is not None),
         "across": float(s.across),
     }
+    if s.across_cosine is not None:
+        components["across_cosine"] = round(s.across_cosine, 4)
     if s.judgement is not None:
         components["paraphrase"] = round(s.judgement.cosine, 4)
     return SearchResult(
