@@ -219,7 +219,7 @@ class PassageVectorCache(QueryVectorCache):
                 if isinstance(value, bytes) and len(value) == reader.dim * 4}
 
 
-passage_cache = PassageVectorCache(maxsize=20_000)
+passage_cache = PassageVectorCache(maxsize=5_000)  # ~10 MB of 512-d vectors; Redis holds the rest
 
 
 class _CachedQueries:
