@@ -79,6 +79,7 @@ class WordingSignal:
     text: str
     cosine: float | None  # query vector against the wording's; None: no vector from this model yet
     lexemes: Mapping[str, int | None]  # its lexemes with their document frequency in the bot's texts
+    added: bool = False  # added to the correction (by the owner, from the visitor), not its own question
 
 
 @dataclass(frozen=True)
@@ -86,47 +87,85 @@ class Judgement:
     verdict: Verdict
     cosine: float  # the best wording's similarity (0 when no wording has a vector)
     unshared: tuple[str, ...] = ()  # the distinguishing words one side has and the other lacks
+    # A paraphrase's similarity to the closest added wording it fits (0: none): what the
+    # correction's own text, which holds its question but not the added wordings, cannot say.
+    added_cosine: float = 0.0
 
 
 def judge(
     query: str, query_lexemes: Mapping[str, int | None], entries_total: int, wordings: Sequence[WordingSignal],
     answer_lexemes: Collection[str] = (),
 ) -> Judgement:
-    """The verdict on one correction for one question (module docstring). `answer_lexemes`: the
-    correction's own text; a rare word of the question that the answer speaks of is one it answers
-    («Как сменить телефон в аккаунте?» for an answer about the account's phone), unless the question
-    also drops a rare word every wording has (it asks about something else: «другому пользователю»
-    for «на другое юридическое лицо»); a name must be in a wording whatever the answer says: an answer
-    that mentions «Санкт-Петербург» in passing is not about it."""
+    """The verdict on one correction for one question (module docstring). The question is read
+    against each wording on its own: it paraphrases the correction when it paraphrases one wording,
+    in meaning and in its distinguishing words, and is vetoed when its words fit none. (Read against
+    all wordings at once, each wording the owner adds would widen the words the correction knows and
+    narrow the ones it requires, and near misses would creep in: bench/learning_curve.py.)
+    `answer_lexemes`: the correction's own text; a rare word of the question that the answer speaks
+    of is one it answers («Как сменить телефон в аккаунте?» for an answer about the account's
+    phone), unless the question also drops a rare word the wording has (it asks about something
+    else: «другому пользователю» for «на другое юридическое лицо»); a name must be in the wording
+    whatever the answer says: an answer that mentions «Санкт-Петербург» in passing is not about it."""
     best = max((w.cosine for w in wordings if w.cosine is not None), default=0.0)
     if not wordings:
         return Judgement(Verdict.OTHER, best)
-    asked = distinguishing(query, query_lexemes, entries_total)
-    known: set[str] = set()
+    question = _question(query, query_lexemes, entries_total)
+    fitting: list[WordingSignal] = []
+    unshared: tuple[str, ...] | None = None
     for wording in wordings:
-        known.update(wording.lexemes)
+        missing = _unshared(question, wording, entries_total, answer_lexemes)
+        if not missing:
+            fitting.append(wording)
+        elif unshared is None or len(missing) < len(unshared):
+            unshared = missing
+    if not fitting:
+        return Judgement(Verdict.VETO, best, unshared or ())
+    fit = max((w.cosine for w in fitting if w.cosine is not None), default=0.0)
+    if fit < PARAPHRASE_COSINE:
+        return Judgement(Verdict.OTHER, best)
+    added = max((w.cosine for w in fitting if w.added and w.cosine is not None), default=0.0)
+    return Judgement(Verdict.PARAPHRASE, best, added_cosine=added if added >= PARAPHRASE_COSINE else 0.0)
+
+
+@dataclass(frozen=True)
+class _Question:
+    """What the verdict reads of the visitor's question, once for all wordings."""
+
+    lexemes: Mapping[str, int | None]
+    asked: frozenset[str]  # its distinguishing words
+    names: frozenset[str]  # ... of which names, numbers and Latin words
+    short: Mapping[str, frozenset[str]]  # what it says in short, with the words in full
+
+
+def _question(text: str, lexemes: Mapping[str, int | None], entries_total: int) -> _Question:
+    return _Question(
+        lexemes, frozenset(distinguishing(text, lexemes, entries_total)),
+        frozenset(distinguishing(text, lexemes, entries_total, names_only=True)), short_forms(text),
+    )
+
+
+def _unshared(
+    question: _Question, wording: WordingSignal, entries_total: int, answer_lexemes: Collection[str],
+) -> tuple[str, ...]:
+    """The distinguishing words the question and one wording do not share (none: the words fit)."""
+    known: set[str] = set(wording.lexemes)
     # One thing said in short on one side and in full on the other: «юрлицо» / «юридическое лицо»,
-    # «SSO» / «Single Sign-On». The short form counts as the wordings' word, and the full words as said.
-    wordings_short = short_forms(" ".join(w.text for w in wordings))
-    query_short = short_forms(query)
-    known |= set(wordings_short)
-    said = set(query_lexemes) | set(query_short)
-    said_in_full = {word for short, full in query_short.items() if short in known for word in full}
-    said_in_full |= {word for short, full in wordings_short.items() if short in said for word in full}
-    # The correction's side: what every wording names (a wording without it says the owner meant the
-    # answer more widely) and the question lacks: «доставка по Москве» does not answer «доставка».
-    names, rare = _in_every_wording(wordings, entries_total)
-    dropped_names = sorted(word for word in names if not _named_in(word, query_lexemes) and word not in said_in_full
-                           and word not in said)
+    # «SSO» / «Single Sign-On». The short form counts as the wording's word, and the full words as said.
+    wording_short = short_forms(wording.text)
+    known |= set(wording_short)
+    said = set(question.lexemes) | set(question.short)
+    said_in_full = {word for short, full in question.short.items() if short in known for word in full}
+    said_in_full |= {word for short, full in wording_short.items() if short in said for word in full}
+    # The wording's side: what it names and the question lacks: «доставка по Москве» does not answer
+    # «доставка» (a wording without «Москве» says the owner meant the answer more widely).
+    names, rare = _required(wording, entries_total)
+    dropped_names = sorted(word for word in names if not _named_in(word, question.lexemes)
+                           and word not in said_in_full and word not in said)
     dropped = [word for word in rare if not _covered(word, said) and word not in said_in_full]
-    question_names = distinguishing(query, query_lexemes, entries_total, names_only=True)
     answered = set(answer_lexemes) if not dropped else set()
-    unshared = sorted(word for word in asked if not _covered(word, known) and word not in said_in_full
-                      and (word in question_names or not _covered(word, answered)))
-    unshared += dropped_names
-    if unshared:
-        return Judgement(Verdict.VETO, best, tuple(unshared))
-    return Judgement(Verdict.PARAPHRASE if best >= PARAPHRASE_COSINE else Verdict.OTHER, best)
+    unshared = sorted(word for word in question.asked if not _covered(word, known) and word not in said_in_full
+                      and (word in question.names or not _covered(word, answered)))
+    return tuple(unshared + dropped_names)
 
 
 def short_forms(text: str) -> dict[str, frozenset[str]]:
@@ -165,18 +204,14 @@ def _latin_runs(text: str) -> list[list[tuple[str, str]]]:
     return [run for run in runs if len(run) >= INITIALS_MIN]
 
 
-def _in_every_wording(wordings: Sequence[WordingSignal], entries_total: int) -> tuple[set[str], set[str]]:
-    """(names, other distinguishing words) that every wording has. Words in brackets are a gloss
-    («временный доступ (Just in Time Access, JIT)»): a question may use them, need not repeat them."""
-    names: set[str] | None = None
-    rare: set[str] | None = None
-    for wording in wordings:
-        text = GLOSS.sub(" ", wording.text)
-        words = distinguishing(text, wording.lexemes, entries_total)
-        named = distinguishing(text, wording.lexemes, entries_total, names_only=True)
-        names = named if names is None else names & named
-        rare = (words - named) if rare is None else rare & (words - named)
-    return names or set(), rare or set()
+def _required(wording: WordingSignal, entries_total: int) -> tuple[set[str], set[str]]:
+    """(names, other distinguishing words) of one wording: what a question must say to paraphrase
+    it. Words in brackets are a gloss («временный доступ (Just in Time Access, JIT)»): a question
+    may use them, need not repeat them."""
+    text = GLOSS.sub(" ", wording.text)
+    words = distinguishing(text, wording.lexemes, entries_total)
+    named = distinguishing(text, wording.lexemes, entries_total, names_only=True)
+    return named, words - named
 
 
 def _named_in(name: str, lexemes: Mapping[str, int | None]) -> bool:

@@ -1,9 +1,10 @@
 """Hybrid search over one bot's knowledge: the single read path the answer chain, the commands and
 the benchmarks use. See docs/search.md for the formula and how its constants were calibrated.
 
-One SQL statement gathers candidates from two retrievers (HNSW vector search; full text on the
+One SQL statement gathers candidates from three retrievers (HNSW vector search; full text on the
 question's rarest words, misspellings read as the nearest word of the bot's lexicon, a Russian
-spelling of a Latin name also in Latin letters) and returns
+spelling of a Latin name also in Latin letters; the corrections whose question wordings are nearest
+the question) and returns
 the raw signals of every candidate (cosine, IDF-weighted word coverage, trigram similarity of the
 title and of the deepest heading when it is a question: a FAQ chunk's own question); the fusion into
 one 0..1 score happens here in Python, where it can be read, documented and tested. What must stay
@@ -40,6 +41,12 @@ from knowledge.paraphrase import Judgement, WordingSignal
 # How many candidates each retriever contributes before fusion (they overlap heavily).
 VECTOR_CANDIDATES = 30
 TEXT_CANDIDATES = 30
+# ... and the corrections with a wording (their question, the ones the owner adds, the visitor's)
+# the question may paraphrase (cosine >= PARAPHRASE_COSINE, question to question): a wording the
+# owner adds in other words than the correction's own text still brings the correction to the
+# judge on a site of thousands of entries. Only those: every correction candidate costs its
+# wordings' words (~1 ms for five, bench/correction_check.py). No corrections, no wordings read.
+WORDING_CANDIDATES = 5
 # The full-text retriever looks for the question's rarest words only: they carry the meaning,
 # and a common word would make it rank thousands of rows at 100k entries. All words still count
 # in the lexical score of every candidate.
@@ -259,12 +266,17 @@ def relevance_of(s: Signals, vector: float) -> float:
 
 def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, float, float, float, float]:
     """(rounded score, vector term, relevance, entry factor, bonus): the one place the formula lives."""
+    priority = _has_priority(s)
     vector = rescale_cosine(s.cosine, model_key)
+    if priority and s.judgement is not None and s.judgement.added_cosine:
+        # A paraphrase of a wording the owner added is as near as that wording: a question asked in
+        # its words («Курьер по столице бесплатный?») is not scored by the answer's text, which
+        # holds the correction's own question (already in its vector) but not the added ones.
+        vector = max(vector, rescale_cosine(s.judgement.added_cosine, model_key))
     relevance = relevance_of(s, vector)
     if s.across:  # the words may add (a Latin name the site uses: «SSO», «VK Cloud»), never sink it
         vector = cross_language_relevance(s.cosine, model_key, s.across_cosine)
         relevance = max(relevance, vector)
-    priority = _has_priority(s)
     # A correction that is not this question's paraphrase is one more owner answer, no more.
     weight = s.weight if priority or s.kind not in BONUS_KINDS else min(s.weight, ORDINARY_ANSWER_WEIGHT)
     factor = entry_factor(weight, s.review_needed)
@@ -326,7 +338,8 @@ def vector_candidates_sql(model_key: str) -> str:
 
 
 def _signals_sql(model_key: str) -> str:
-    """The candidate query: three retrievers, their union, and every raw signal of each candidate.
+    """The candidate query: four retrievers (entries by vector and by words, corrections by their
+    wordings' vectors), their union, and every raw signal of each candidate.
 
     `lexical` unpacks each candidate's stored tsvector once (`|| ''` makes an in-memory copy;
     OFFSET 0 keeps the subquery from being inlined into every use): @@ on the stored value would
@@ -381,7 +394,13 @@ by_text AS MATERIALIZED (
     WHERE {scope} AND e.search_vector @@ q.any_words
     ORDER BY ts_rank_cd(e.search_vector, q.any_words, 1) DESC LIMIT %(n_text)s
 ),
-candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text),
+by_wording AS MATERIALIZED (
+    SELECT w.entry_id AS id FROM knowledge_wording w JOIN knowledge_entry e ON e.id = w.entry_id
+    WHERE w.bot_id = %(bot)s AND w.embedding_model = '{model_key}' AND {scope} AND e.kind = 'correction'
+      AND {wording_distance} <= 1 - %(paraphrase_cosine)s
+    GROUP BY w.entry_id ORDER BY min({wording_distance}) LIMIT %(n_wording)s
+),
+candidates AS (SELECT id FROM by_vector UNION SELECT id FROM by_text UNION SELECT id FROM by_wording),
 superseded AS MATERIALIZED (
     SELECT c.id AS by_id, unnest(c.supersedes) AS id FROM knowledge_entry c
     WHERE c.bot_id = %(bot)s AND c.active AND c.kind = 'correction' AND c.supersedes <> '{{}}'
@@ -395,7 +414,8 @@ SELECT e.id, e.kind, e.url, e.title, e.text, e.weight,
                CASE WHEN w.embedding_model = '{model_key}' THEN 1 - {wording_distance} END,
                (SELECT json_agg(json_build_array(x.word, l.df))
                 FROM unnest(tsvector_to_array(to_tsvector('russian', w.text))) AS x(word)
-                LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = x.word)) ORDER BY w.id)
+                LEFT JOIN knowledge_lexeme l ON l.bot_id = %(bot)s AND l.lexeme = x.word),
+               w.origin <> 'question') ORDER BY w.id)
            FROM knowledge_wording w WHERE w.entry_id = e.id) END AS wordings,
        CASE WHEN e.kind = 'correction' THEN tsvector_to_array(e.search_vector) END AS answer_lexemes,
        q.lexemes, q.entries_total,
@@ -420,7 +440,8 @@ def fetch_signals(
     harmless there: no other query of ours depends on them)."""
     params: dict[str, int | float | str] = {
         "bot": bot_id, "q": query, "vec": _vector_literal(vector),
-        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_rare": RARE_WORDS, "max_df": RARE_MAX_DF,
+        "n_vector": VECTOR_CANDIDATES, "n_text": TEXT_CANDIDATES, "n_wording": WORDING_CANDIDATES,
+        "n_rare": RARE_WORDS, "max_df": RARE_MAX_DF, "paraphrase_cosine": paraphrase.PARAPHRASE_COSINE,
         "cyrillic": _CYRILLIC, "latin": _LATIN, "translit_sim": TRANSLIT_SIMILARITY,
     }
     # enable_seqscan off: the planner prices pg_trgm's `%` far below its real cost and would read a
@@ -453,8 +474,8 @@ def fetch_signals(
 def _wordings(rows: list[list[Any]] | None) -> tuple[WordingSignal, ...]:
     return tuple(
         WordingSignal(text=str(text), cosine=None if cosine is None else float(cosine),
-                      lexemes=paraphrase.lexemes_from_json(lexemes))
-        for text, cosine, lexemes in rows or ()
+                      lexemes=paraphrase.lexemes_from_json(lexemes), added=bool(added))
+        for text, cosine, lexemes, added in rows or ()
     )
 
 

@@ -162,3 +162,47 @@ def test_short_forms_are_compounds_of_an_adjective_and_its_noun_and_initials_of_
     assert paraphrase.short_forms("через Single Sign-On")["sso"] == {"single", "sign", "on", "sign-on"}
     assert set(paraphrase.short_forms("IT и ID в just-in-time")) == {"jit"}  # two letters say too little
     assert paraphrase.short_forms("быстро лицо") == {}  # no adjective, no compound
+
+
+def test_a_question_paraphrases_one_wording_not_a_patchwork_of_several():
+    # Each wording says what the question must name: «документооборот», or «ЭДО». A question that
+    # names neither asks about something else, even if the answer mentions its word in passing.
+    wordings = [_signal("Как перейти на электронный документооборот?"), _signal("Как подключить ЭДО?")]
+    answer = _lexemes("Подключите ЭДО в личном кабинете; при индивидуальном договоре напишите менеджеру.")
+    asked = "Как перейти на индивидуальный договор?"
+
+    other_ask = paraphrase.judge(asked, _lexemes(asked), 1142, wordings, answer)
+    second = paraphrase.judge("Как подключить ЭДО для документов?", _lexemes("Как подключить ЭДО для документов?"),
+                              1142, wordings, answer)
+
+    assert other_ask.verdict is paraphrase.Verdict.VETO and other_ask.unshared
+    assert second.verdict is paraphrase.Verdict.PARAPHRASE
+
+
+def test_words_and_meaning_must_fit_the_same_wording():
+    # The question's words fit the Moscow wording, its meaning is closest to the air conditioner's.
+    words_fit = _signal("Сколько стоит доставка по Москве?", cosine=0.85)
+    meaning_fits = _signal("Сколько стоит доставка кондиционера?", cosine=0.95)
+    asked = "Сколько стоит доставка по Москве в выходные?"
+
+    judged = paraphrase.judge(asked, _lexemes(asked), 1142, [words_fit, meaning_fits])
+
+    assert judged.verdict is paraphrase.Verdict.OTHER
+    assert judged.cosine == pytest.approx(0.95)  # hit testing shows the closest wording
+
+
+def test_a_wording_far_from_the_correction_s_text_still_brings_it_to_the_question(city_shop, monkeypatch):
+    from knowledge import search
+
+    correction = _correct(city_shop, wordings=["Курьер по столице бесплатный?"])
+    asked = "Курьер по столице бесплатный?"
+    # A site of thousands of entries leaves the correction's own vector and words out of the
+    # candidates; here, one candidate from each of the entries' retrievers.
+    monkeypatch.setattr(search, "VECTOR_CANDIDATES", 1)
+    monkeypatch.setattr(search, "TEXT_CANDIDATES", 1)
+    found = [r.entry_id for r in search_entries(city_shop, asked, k=10)]
+    monkeypatch.setattr(search, "WORDING_CANDIDATES", 0)
+    by_entries_only = [r.entry_id for r in search_entries(city_shop, asked, k=10)]
+
+    assert found[0] == correction.entry_id
+    assert correction.entry_id not in by_entries_only
