@@ -6,9 +6,10 @@ The VK Cloud copy of bench/learning_curve.py (the whole crawled site), its 129 o
 and 40 paraphrases asked in turn, query vectors computed once beforehand (the embedding is the same
 in every row). Rows, measured in the same run, rounds interleaved: the bot with no correction (the
 baseline: the statement evaluates no wording subquery), the same bot after 20 corrections under the
-paraphrase rule, and under the old rule (every correction wins; the statement is the same, only the
-Python verdict is skipped). Also: statements per search on the bot with no correction, and one
-verdict (`paraphrase.judge`) alone.
+paraphrase rule, the same without the retriever of corrections by their wordings, and under the
+old rule (every correction wins; the statement is the same, only the Python verdict is skipped).
+Also: statements per search on the bot with no correction, and one verdict (`paraphrase.judge`)
+alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ def statements_per_search(bot: Any, question: str, vector: Any) -> int:
 
     from knowledge.search import search_entries
 
+    connection.queries_log.clear()  # a full log (9,000 under DEBUG) would count 0 new ones
     with CaptureQueriesContext(connection) as queries:
         search_entries(bot, question, query_vector=vector)
     return len(queries)
@@ -55,6 +59,19 @@ def judge_cost(words: Any, wordings: Any, question: str, repeat: int = 2000) -> 
     for _ in range(repeat):
         paraphrase.judge(question, words.lexemes, words.entries_total, wordings)
     return (time.perf_counter() - started) * 1000 / repeat
+
+
+@contextmanager
+def no_wording_candidates() -> Iterator[None]:
+    """The statement without its fourth retriever (corrections by their wordings): LIMIT 0."""
+    from knowledge import search
+
+    saved = search.WORDING_CANDIDATES
+    search.WORDING_CANDIDATES = 0
+    try:
+        yield
+    finally:
+        search.WORDING_CANDIDATES = saved
 
 
 def main() -> None:
@@ -77,15 +94,18 @@ def main() -> None:
         top = search_entries(fixed, row["question"], k=1)
         correction_apply(bot=fixed, question=row["question"], answer=row["answer"],
                          culprit_ids=[r.entry_id for r in top if r.score >= fixed.match_threshold])
-    samples: dict[str, list[float]] = {"none": [], "rule": [], "old": []}
+    samples: dict[str, list[float]] = {"none": [], "rule": [], "entries": [], "old": []}
     for _ in range(args.rounds):
         samples["none"] += timings(bare, questions, vectors)
         samples["rule"] += timings(fixed, questions, vectors)
+        with no_wording_candidates():
+            samples["entries"] += timings(fixed, questions, vectors)
         with lc.every_correction_wins():
             samples["old"] += timings(fixed, questions, vectors)
     base = statistics.median(samples["none"])
     rows = []
     for key, label in (("none", "no correction (baseline)"), ("rule", "20 corrections, paraphrase rule"),
+                       ("entries", "20 corrections, paraphrase rule, no candidates by wordings"),
                        ("old", "20 corrections, every correction wins (old rule)")):
         values = sorted(samples[key])
         p50, p95 = statistics.median(values), values[int(0.95 * (len(values) - 1))]

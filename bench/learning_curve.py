@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import types
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -267,11 +268,60 @@ def correction_damage(chosen: list[dict[str, Any]], others: list[dict[str, Any]]
     rows.append(damage_rows(bot, f"after {n} corrections: paraphrase rule", *sets, entry_of))
     with every_correction_wins():
         rows.append(damage_rows(bot, f"after {n} corrections: every correction wins (old rule)", *sets, entry_of))
+    rows += owner_wordings(bot, sets, fixes, entry_of)
     for correction in fixes.values():
         correction_undo(correction=correction)
     rows.append(damage_rows(bot, "after undoing them all", *sets, {}))
     drop("bench-correction-damage")
     return rows
+
+
+# The verdict before each wording was judged on its own (knowledge/paraphrase.py `judge`).
+WHOLE_WORDINGS_COMMIT = "5909173"
+
+
+def owner_wordings(bot: Any, sets: tuple[Any, ...], fixes: dict[str, Any], entry_of: dict[str, int]) -> list[list[Any]]:
+    """What the owner's remedy for a missed paraphrase does: each correction gets the first split's
+    paraphrase as one more wording (what the reach preview and the review queue invite), and the
+    second split, which no wording holds, measures it; near misses, out-of-scope questions and the
+    other questions say what the added words cost. Rows with and without the wordings' own
+    retriever (knowledge/search.py WORDING_CANDIDATES), and with the verdict that read all of a
+    correction's wordings at once, in the same run."""
+    from knowledge import search
+    from knowledge.services import entry_wordings_add
+
+    corrected = sets[0]
+    for row in corrected:
+        entry_wordings_add(entry=fixes[row["id"]].entry, wordings=[(row["paraphrase"], "owner")])
+    label = "+ the owner adds each first paraphrase as a wording"
+    rows = [damage_rows(bot, label, *sets, entry_of)]
+    saved = search.WORDING_CANDIDATES
+    search.WORDING_CANDIDATES = 0
+    try:
+        rows.append(damage_rows(bot, f"{label}, candidates by entries only (baseline)", *sets, entry_of))
+    finally:
+        search.WORDING_CANDIDATES = saved
+    judge_now = search.paraphrase
+    search.paraphrase = verdict_before()
+    try:
+        rows.append(damage_rows(bot, f"{label}, one verdict on all wordings at once (baseline)", *sets, entry_of))
+    finally:
+        search.paraphrase = judge_now
+    return rows
+
+
+def verdict_before() -> Any:
+    """knowledge/paraphrase.py with `judge` as it was at WHOLE_WORDINGS_COMMIT (its very code), its
+    verdicts given as today's (no wording counted as added, so no added wording's nearness either)."""
+    from knowledge import paraphrase
+
+    old = common.module_from_git(WHOLE_WORDINGS_COMMIT, "knowledge/paraphrase.py", "baseline_paraphrase")
+
+    def judge(*args: Any) -> Any:
+        verdict = old.judge(*args)
+        return paraphrase.Judgement(paraphrase.Verdict(verdict.verdict.value), verdict.cosine, verdict.unshared)
+
+    return types.SimpleNamespace(**{**vars(paraphrase), "judge": judge})
 
 
 DEMO_CONTRAST = common.REPO / "tests" / "data" / "demo_contrast.jsonl"
