@@ -280,7 +280,10 @@ def correction_damage(chosen: list[dict[str, Any]], others: list[dict[str, Any]]
 WHOLE_WORDINGS_COMMIT = "5909173"
 
 
-def owner_wordings(bot: Any, sets: tuple[Any, ...], fixes: dict[str, Any], entry_of: dict[str, int]) -> list[list[Any]]:
+Sets = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[str]]
+
+
+def owner_wordings(bot: Any, sets: Sets, fixes: dict[str, Any], entry_of: dict[str, int]) -> list[list[Any]]:
     """What the owner's remedy for a missed paraphrase does: each correction gets the first split's
     paraphrase as one more wording (what the reach preview and the review queue invite), and the
     second split, which no wording holds, measures it; near misses, out-of-scope questions and the
