@@ -56,6 +56,10 @@ CONTENT_POS: Final = frozenset({"NOUN", "ADJF"})
 # Two lexemes of one word family share at least this many first letters.
 FAMILY_PREFIX: Final = 5
 SHORT_STEM: Final = 3
+# A wording's stem of at least this many letters begins a question's word of the same family when
+# the word is at most FAMILY_SUFFIX letters longer: «хран» (хранится) and «хранен» (хранения).
+FAMILY_STEM: Final = 4
+FAMILY_SUFFIX: Final = 2
 # A compound said in short keeps this many first letters of its adjective: «юр-», «зар-», «тех-».
 COMPOUND_HEAD: Final = (2, 4)
 # «SSO», «JIT», «SLA»: initials of this many words (two letters say too little: «IT», «ID»).
@@ -231,6 +235,9 @@ def _covered(word: str, known: set[str]) -> bool:
         return True
     if len(word) >= SHORT_STEM and any(other.startswith(word) for other in known):
         return True  # a short stem that begins a wording's word: «копии» and «копирование»
+    if any(len(other) >= FAMILY_STEM and word.startswith(other) and len(word) - len(other) <= FAMILY_SUFFIX
+           for other in known):
+        return True  # a wording's verb stem and the question's noun of it: «хранится» and «хранения»
     # A compound of a word the wordings have: «техподдержка» and «поддержка» (not a hyphenated
     # one: «экспресс-доставка» is another service than «доставка»).
     return "-" not in word and any(len(other) >= FAMILY_PREFIX + 1 and word.endswith(other) for other in known)

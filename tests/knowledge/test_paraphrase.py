@@ -206,3 +206,14 @@ def test_a_wording_far_from_the_correction_s_text_still_brings_it_to_the_questio
 
     assert found[0] == correction.entry_id
     assert correction.entry_id not in by_entries_only
+
+
+@pytest.mark.parametrize(("corrected", "asked", "verdict"), [
+    ("В течение какого времени хранится журнал действий?", "Какой срок хранения у журнала действий?",
+     paraphrase.Verdict.PARAPHRASE),
+    ("Можно ли оплатить картой?", "Можно ли оплатить картриджем?", paraphrase.Verdict.VETO),
+])
+def test_a_verb_and_its_noun_are_one_family_a_longer_word_is_not(corrected, asked, verdict):
+    judged = paraphrase.judge(asked, _lexemes(asked), 1142, [_signal(corrected)])
+
+    assert judged.verdict is verdict, judged.unshared
