@@ -268,7 +268,8 @@ def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, flo
     """(rounded score, vector term, relevance, entry factor, bonus): the one place the formula lives."""
     priority = _has_priority(s)
     vector = rescale_cosine(s.cosine, model_key)
-    if priority and s.judgement is not None and s.judgement.added_cosine:
+    added = priority and s.judgement is not None and bool(s.judgement.added_cosine)
+    if added and s.judgement is not None:
         # A paraphrase of a wording the owner added is as near as that wording: a question asked in
         # its words («Курьер по столице бесплатный?») is not scored by the answer's text, which
         # holds the correction's own question (already in its vector) but not the added ones.
@@ -280,8 +281,9 @@ def _fusion(s: Signals, *, model_key: str, fix_bonus: float) -> tuple[float, flo
     # A correction that is not this question's paraphrase is one more owner answer, no more.
     weight = s.weight if priority or s.kind not in BONUS_KINDS else min(s.weight, ORDINARY_ANSWER_WEIGHT)
     factor = entry_factor(weight, s.review_needed)
-    # Words of another language are unknown to the bot's texts because of the language, not the topic.
-    novelty = 1.0 if s.across else 1.0 - UNKNOWN_PENALTY * s.unknown
+    # Words of another language are unknown to the bot's texts because of the language, not the
+    # topic; the words of a wording the owner added are the owner's, whatever the texts say.
+    novelty = 1.0 if s.across or added else 1.0 - UNKNOWN_PENALTY * s.unknown
     bonus = fix_bonus if priority else 0.0
     return round(min(1.0, relevance * factor * novelty + bonus), 4), vector, relevance, factor, bonus
 
