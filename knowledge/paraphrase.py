@@ -139,12 +139,14 @@ class _Question:
     asked: frozenset[str]  # its distinguishing words
     names: frozenset[str]  # ... of which names, numbers and Latin words
     short: Mapping[str, frozenset[str]]  # what it says in short, with the words in full
+    objects: frozenset[str]  # what it asks to do something to (`objects`)
 
 
 def _question(text: str, lexemes: Mapping[str, int | None], entries_total: int) -> _Question:
     return _Question(
         lexemes, frozenset(distinguishing(text, lexemes, entries_total)),
         frozenset(distinguishing(text, lexemes, entries_total, names_only=True)), short_forms(text),
+        frozenset(objects(text)),
     )
 
 
@@ -169,7 +171,46 @@ def _unshared(
     answered = set(answer_lexemes) if not dropped else set()
     unshared = sorted(word for word in question.asked if not _covered(word, known) and word not in said_in_full
                       and (word in question.names or not _covered(word, answered)))
-    return tuple(unshared + dropped_names)
+    return tuple(unshared + dropped_names + _swapped(question, wording.text, known, said | said_in_full))
+
+
+def _swapped(question: _Question, wording: str, known: set[str], said: set[str]) -> list[str]:
+    """The question's objects when it does the same to another thing than the wording: «Как сменить
+    телефон в аккаунте?» and «Как изменить электронную почту, привязанную к аккаунту?». Common words
+    both («телефон», «почта»: nothing rare to tell them apart), and the words around them the same."""
+    theirs = objects(wording)
+    if not question.objects or not theirs:
+        return []
+    if any(_covered(word, known) for word in question.objects) or any(_covered(word, said) for word in theirs):
+        return []
+    return sorted(question.objects)
+
+
+# What a verb is done to: the first noun in the accusative after a transitive verb, adjectives,
+# participles and pronouns between («изменить электронную почту», «узнать мой номер»).
+OBJECT_WINDOW: Final = 3
+_NOT_AN_OBJECT: Final = frozenset({"PREP", "CONJ", "PRCL", "INTJ"})
+_BEFORE_AN_OBJECT: Final = frozenset({"ADJF", "PRTF", "NPRO", "Apro"})
+
+
+def objects(text: str) -> set[str]:
+    """The lexemes of what `text` asks to do something to (`OBJECT_WINDOW`)."""
+    tokens = TOKEN.findall(text)
+    found: set[str] = set()
+    for at, token in enumerate(tokens):
+        verb = readings(token) if CYRILLIC.search(token) else ()
+        if not verb or not {"INFN", "VERB"} & verb[0].grammemes or "tran" not in verb[0].grammemes:
+            continue
+        for word in tokens[at + 1 : at + 1 + OBJECT_WINDOW]:
+            read = readings(word) if CYRILLIC.search(word) else ()
+            if not read or read[0].grammemes & _NOT_AN_OBJECT:
+                break
+            if any({"NOUN", "accs"} <= r.grammemes for r in read):
+                found.add(lexeme_of(word))
+                break
+            if not read[0].grammemes & _BEFORE_AN_OBJECT:
+                break
+    return found
 
 
 def short_forms(text: str) -> dict[str, frozenset[str]]:

@@ -230,3 +230,30 @@ def test_a_verb_and_its_noun_are_one_family_a_longer_word_is_not(corrected, aske
     judged = paraphrase.judge(asked, _lexemes(asked), 1142, [_signal(corrected)])
 
     assert judged.verdict is verdict, judged.unshared
+
+
+@pytest.mark.parametrize(("corrected", "asked", "verdict"), [
+    # The same done to another thing, in common words both: a near miss.
+    ("Как изменить электронную почту, привязанную к аккаунту?", "Как сменить телефон в аккаунте?",
+     paraphrase.Verdict.VETO),
+    ("Как поменять номер телефона?", "Как поменять пароль от учетной записи?", paraphrase.Verdict.VETO),
+    # The same thing, said with another verb or with words around it: a paraphrase.
+    ("Как поменять номер телефона?", "Как изменить номер телефона в профиле?", paraphrase.Verdict.PARAPHRASE),
+    ("Как изменить электронную почту, привязанную к аккаунту?", "Можно ли поменять почту аккаунта?",
+     paraphrase.Verdict.PARAPHRASE),
+])
+def test_what_a_question_asks_to_do_something_to_must_be_the_wording_s(corrected, asked, verdict):
+    def common(text):  # no rare word on either side: every word on 500 of the 1142 entries
+        return {lexeme: 500 for lexeme in _lexemes(text)}
+
+    wording = paraphrase.WordingSignal(text=corrected, cosine=0.93, lexemes=common(corrected))
+    judged = paraphrase.judge(asked, common(asked), 1142, [wording])
+
+    assert judged.verdict is verdict, judged.unshared
+
+
+def test_objects_are_the_nouns_a_verb_is_done_to():
+    assert paraphrase.objects("Как изменить электронную почту, привязанную к аккаунту?") == {"почт"}
+    assert paraphrase.objects("Как изменить данные юридического лица?") == {"дан"}
+    assert paraphrase.objects("Где почитать про White Label?") == set()  # a preposition, no object
+    assert paraphrase.objects("Сколько стоит доставка по Москве?") == set()  # «стоить» takes none
