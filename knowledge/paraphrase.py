@@ -1,7 +1,7 @@
 """Whether a visitor's question is a paraphrase of a correction's question: correction memory's
 rule that a correction answers its own question and the other ways to ask it, never its neighbours.
 
-Two tests, both on the question only (never on the answer's topic):
+Three tests, all on the question (never on the answer's topic):
 
 - **meaning**: the visitor's query vector against each wording's query vector (question to
   question); a paraphrase is at least `PARAPHRASE_COSINE` similar to one wording;
@@ -11,14 +11,19 @@ Two tests, both on the question only (never on the answer's topic):
   (the lexicon's document frequency). «Сколько стоит доставка в Казань?» names «Казань», which no
   wording of «Сколько стоит доставка по Москве?» has: a near miss, whatever its vector says. A
   question word («стоимость», «цена»: common in Russian) or a topic word the site uses everywhere
-  («доставка» on a shop) does not distinguish, so «Какая цена доставки по Москве?» stays a paraphrase.
+  («доставка» on a shop) does not distinguish, so «Какая цена доставки по Москве?» stays a paraphrase;
+- **the object**: what a transitive verb is done to (`objects`); «Как сменить телефон в аккаунте?»
+  asks to do to «телефон» what «Как изменить электронную почту…» does to «почта», common words
+  both: when neither side has the other's object, it is a near miss.
+
+Each wording is read on its own: a question paraphrases the correction when it paraphrases one.
 
 Verdicts: a *paraphrase* gets the correction's priority (its weight and the fix bonus), a *veto*
-(a distinguishing word on one side only) never gets the correction, anything else sees it as one
-more entry. Words are compared as the bot's lexicon stores them (PostgreSQL's 'russian' lexemes,
-which the search statement returns); pymorphy3 and wordfreq read the surface words, matched to
-those lexemes by the same Snowball stemmer. docs/search.md explains the rule to an owner;
-bench/learning_curve.py measures it.
+(a distinguishing word or an object on one side only, for every wording) never gets the
+correction, anything else sees it as one more entry. Words are compared as the bot's lexicon
+stores them (PostgreSQL's 'russian' lexemes, which the search statement returns); pymorphy3 and
+wordfreq read the surface words, matched to those lexemes by the same Snowball stemmer.
+docs/search.md explains the rule to an owner; bench/learning_curve.py measures it.
 """
 
 from __future__ import annotations
