@@ -1,7 +1,8 @@
 """A correction's reach, shown before it is saved: which of the bot's recent visitors' questions it
-would now answer (they paraphrase one of its wordings, knowledge/paraphrase.py), and which of those
-had another answer it would replace. The owner confirms with that list in front of them; `manage.py
-correct --json` prints the same lists."""
+would now answer (they paraphrase one of its wordings, knowledge/paraphrase.py), which of those had
+another answer it would replace, and which close ones it would not take and why (another thing
+named, or further in meaning than a paraphrase): the owner adds a wording for one that asks the
+same. The owner confirms with those lists in front of them; `manage.py correct --json` prints them."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from knowledge.search import is_match, search_entries
 # Visitors' questions of this many last days, at most this many wordings (the most asked first).
 REACH_DAYS: Final = 30
 REACH_QUESTIONS: Final = 200
+# A question not taken is shown when it is at least this close to a wording, just below a
+# paraphrase's 0.9 (e5-small: «Квот недостаточно, что делать?» is 0.89 from «У меня не хватает
+# квот»), the closest first, at most this many.
+CLOSE_COSINE: Final = 0.88
+CLOSE_ROWS: Final = 10
 
 
 @dataclass(frozen=True)
@@ -31,12 +37,24 @@ class ReachRow:
 
 
 @dataclass(frozen=True)
+class CloseRow:
+    """A visitor's question close to the correction's that it would not take."""
+
+    question: str
+    times: int
+    other_words: list[str] = field(default_factory=list)  # what one side names and the other does not
+    cosine: float = 0.0
+
+
+@dataclass(frozen=True)
 class Reach:
     would_answer: list[ReachRow] = field(default_factory=list)  # every question the correction takes
     changes: list[ReachRow] = field(default_factory=list)  # those of them that had another answer
+    not_taken: list[CloseRow] = field(default_factory=list)  # close questions it leaves as they are
 
     def as_dict(self) -> dict[str, Any]:
-        return {"would_answer": [asdict(r) for r in self.would_answer], "changes": [asdict(r) for r in self.changes]}
+        return {"would_answer": [asdict(r) for r in self.would_answer], "changes": [asdict(r) for r in self.changes],
+                "not_taken": [asdict(r) for r in self.not_taken]}
 
 
 def correction_reach(
@@ -53,8 +71,12 @@ def correction_reach(
         bot=bot, wordings=texts, questions=[a.text for a in asked], answer=answer)
     would: list[ReachRow] = []
     changes: list[ReachRow] = []
+    close: list[CloseRow] = []
     for item, judgement in zip(asked, judgements, strict=True):
         if judgement.verdict is not Verdict.PARAPHRASE:
+            if judgement.cosine >= CLOSE_COSINE:
+                close.append(CloseRow(question=item.text, times=item.times, cosine=round(judgement.cosine, 3),
+                                      other_words=_as_written(judgement.unshared, [item.text, *texts])))
             continue
         results = search_entries(bot, item.text, k=1)
         now = results[0] if is_match(bot, results) else None
@@ -63,4 +85,18 @@ def correction_reach(
         would.append(row)
         if now is not None:
             changes.append(row)
-    return Reach(would_answer=would, changes=changes)
+    close.sort(key=lambda row: -row.cosine)
+    return Reach(would_answer=would, changes=changes, not_taken=close[:CLOSE_ROWS])
+
+
+def _as_written(lexemes: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """The words of `texts` (the question first, then the wordings) that the verdict's lexemes stand
+    for, as a person wrote them: «Казань», not «казан»."""
+    from knowledge.paraphrase import TOKEN, lexeme_of
+
+    written: dict[str, str] = {}
+    for text in texts:
+        for token in TOKEN.findall(text):
+            written.setdefault(lexeme_of(token), token)
+            written.setdefault(token.lower(), token)
+    return list(dict.fromkeys(written.get(lexeme, lexeme) for lexeme in lexemes))

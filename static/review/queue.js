@@ -131,6 +131,30 @@
     return li;
   }
 
+  function nearRow(row) {
+    const li = el("li");
+    li.append(el("strong", "", "«" + row.question + "»"), document.createTextNode(" · " + T.times + " " + row.times + " · "));
+    li.append(document.createTextNode(row.other_words.length
+      ? T.nearWords + " " + row.other_words.map((w) => "«" + w + "»").join(", ")
+      : T.nearMeaning));
+    const add = el("button", "button rq-near-add", T.nearAdd);
+    add.type = "button";
+    add.addEventListener("click", () => addWording(row.question));
+    li.append(document.createTextNode(" "), add);
+    return li;
+  }
+
+  // The owner says a close question asks the same: it becomes one more wording, and the reach is
+  // checked again with it.
+  function addWording(question) {
+    const box = $("rq-wordings");
+    const lines = box.value.split("\n").map((line) => line.trim()).filter(Boolean);
+    if (!lines.includes(question)) lines.push(question);
+    box.value = lines.join("\n");
+    resetReach();
+    showReach();
+  }
+
   async function showReach() {
     if (!current || busy) return;
     busy = true;
@@ -138,11 +162,14 @@
     $("rq-reach").hidden = false;
     $("rq-reach-title").textContent = T.checking;
     $("rq-reach-list").replaceChildren();
+    $("rq-near").hidden = true;
     try {
       const data = await post(url("reach", current.id), { question: $("rq-question").value, wordings: $("rq-wordings").value, text: $("rq-text").value });
       if (!data.ok) { $("rq-reach").hidden = true; showError(data.error); return; }
       $("rq-reach-title").textContent = data.would_answer.length ? T.reachSome : T.reachNone;
       $("rq-reach-list").replaceChildren(...data.would_answer.map(reachRow));
+      $("rq-near-list").replaceChildren(...data.not_taken.map(nearRow));
+      $("rq-near").hidden = !data.not_taken.length;
       reachShown = true;
       $("rq-save").firstChild.textContent = T.confirm + " ";
     } catch (e) {

@@ -86,6 +86,24 @@ def login(page: Page, app: str, next_path: str) -> None:
     page.wait_for_url(f"{app}{next_path}")
 
 
+def says_a_close_question_is_the_same(page: Page, shots: Path | None) -> None:
+    """The near miss is listed as a question the correction leaves; the owner's «same question» makes
+    it a wording and the reach is checked again. Then Esc: nothing is saved."""
+    page.keyboard.press("2")
+    page.fill("#rq-text", FIXED)
+    page.keyboard.press("Control+Enter")
+    near = page.locator("#rq-near-list li", has_text=NEAR_MISS)
+    expect(near).to_be_visible(timeout=30_000)
+    expect(near).to_contain_text("«Санкт-Петербургу»")
+    shots and page.screenshot(path=str(shots / "review-correction-close-questions.png"), full_page=True)
+    near.locator("button").click()
+    expect(page.locator("#rq-wordings")).to_have_value(NEAR_MISS)
+    expect(page.locator("#rq-reach-list")).to_contain_text(NEAR_MISS, timeout=30_000)
+    expect(page.locator("#rq-near-list")).not_to_contain_text(NEAR_MISS)
+    page.keyboard.press("Escape")
+    expect(page.locator("#rq-editor")).to_be_hidden()
+
+
 def test_the_owner_sees_the_reach_confirms_and_reverts_a_day_later(
     page: Page, live_app: str, reach_bot: dict[str, Any], django_db_blocker: DjangoDbBlocker, shots: Path
 ):
@@ -98,16 +116,19 @@ def test_the_owner_sees_the_reach_confirms_and_reverts_a_day_later(
     before_moscow = replies[MOSCOW].source_entry_id
     login(page, live_app, "/admin/review/reviewitem/")
     expect(page.locator("#rq-dialog .rq-msg.visitor").first).to_contain_text(MOSCOW)
+    says_a_close_question_is_the_same(page, shots)
 
     page.keyboard.press("2")
     expect(page.locator("#rq-question")).to_have_value(MOSCOW)
+    expect(page.locator("#rq-wordings")).to_have_value("")
     page.fill("#rq-text", FIXED)
     page.fill("#rq-wordings", "Доставка внутри МКАД платная?")
     page.keyboard.press("Control+Enter")
     reach = page.locator("#rq-reach-list li")
     expect(reach.first).to_be_visible(timeout=30_000)  # the reach search: slow on a loaded machine
     expect(page.locator("#rq-reach")).to_contain_text(PARAPHRASE)
-    expect(page.locator("#rq-reach")).not_to_contain_text("Санкт-Петербург")
+    expect(page.locator("#rq-reach-list")).not_to_contain_text("Санкт-Петербург")
+    expect(page.locator("#rq-near-list")).to_contain_text(NEAR_MISS)  # left, and said so
     expect(page.locator("#rq-save")).to_contain_text("Подтвердить")
     shots and page.screenshot(path=str(shots / "review-correction-reach.png"), full_page=True)
     page.keyboard.press("Control+Enter")

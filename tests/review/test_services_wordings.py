@@ -82,3 +82,23 @@ def test_the_same_question_from_several_conversations_is_one_item_with_a_count(s
     first.refresh_from_db()
     assert first.repeats == 3 and len(first.repeat_ids) == 2
     assert ReviewItem.objects.filter(bot=shop).count() == 2
+
+
+def test_the_reach_lists_close_questions_it_leaves_and_what_tells_them_apart(shop, knowledge, ask):
+    from review.reach import correction_reach
+
+    ask(shop, "Сколько стоит доставка в Тверь?", visitor="v1")
+    ask(shop, "Какая цена доставки по Москве?", visitor="v2")
+    ask(shop, "Сколько стоит доставка в Тверь?", visitor="v3")
+
+    reach = correction_reach(bot=shop, question=DELIVERY_QUESTION, answer="350 ₽.")
+    with_it = correction_reach(bot=shop, question=DELIVERY_QUESTION, answer="350 ₽.",
+                               wordings=["Сколько стоит доставка в Тверь?"])
+
+    close = {row.question: row for row in reach.not_taken}
+    assert "Какая цена доставки по Москве?" in [row.question for row in reach.would_answer]
+    assert close["Сколько стоит доставка в Тверь?"].other_words == ["Тверь", "Москве"]
+    assert close["Сколько стоит доставка в Тверь?"].times == 2
+    # The owner says it asks the same: one more wording, and it is taken.
+    assert "Сколько стоит доставка в Тверь?" in [row.question for row in with_it.would_answer]
+    assert "Сколько стоит доставка в Тверь?" not in [row.question for row in with_it.not_taken]

@@ -5,7 +5,8 @@ right now: the best entry of a search, if it reaches the match threshold. Before
 the correction's reach (review/reach.py): the recent visitors' questions it would now answer, and
 those whose answer it would change. `--wording` adds another way to ask (repeatable). With `--json`
 it prints {"entry_id": N, "culprits": [{"entry_id": N, "url": "…"}], "would_answer": [...],
-"changes": [...]} (each row {"question", "times", "answer_title", "answer_url"}).
+"changes": [...], "not_taken": [...]} (each answered row {"question", "times", "answer_title",
+"answer_url"}; each close question left {"question", "times", "other_words", "cosine"}).
 """
 
 from __future__ import annotations
@@ -68,3 +69,7 @@ class Command(BaseCommand):
         for row in reach.would_answer:
             self.stdout.write("  " + _("теперь отвечает на: «%(question)s» (было: %(before)s)") % {
                 "question": row.question, "before": row.answer_title or _("нет ответа")})
+        for close in reach.not_taken:
+            self.stdout.write("  " + _("не отвечает на похожий: «%(question)s» (%(why)s)") % {
+                "question": close.question,
+                "why": ", ".join(close.other_words) or _("по смыслу дальше, чем перефразировка")})

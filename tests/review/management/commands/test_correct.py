@@ -50,7 +50,17 @@ def test_correct_reports_its_reach_among_recent_questions(shop, knowledge, ask):
     assert set(asked) == {"Какая цена доставки по Москве?"} and asked["Какая цена доставки по Москве?"]["times"] == 2
     assert [row["question"] for row in printed["changes"]] == ["Какая цена доставки по Москве?"]
     assert printed["changes"][0]["answer_url"] == knowledge["delivery"].url
+    left = {row["question"]: row for row in printed["not_taken"]}
+    assert left["Сколько стоит доставка в Казань?"]["other_words"] == ["Казань", "Москве"]
     from knowledge.models import Wording
 
     assert list(Wording.objects.filter(entry_id=printed["entry_id"]).values_list("text", flat=True)) == [
         DELIVERY_QUESTION, "Доставка внутри МКАД платная?"]
+
+
+def test_correct_says_in_words_which_close_question_it_leaves(shop, knowledge, ask):
+    ask(shop, "Сколько стоит доставка в Казань?", visitor="v3")
+
+    printed = run("correct", shop.slug, "--question", DELIVERY_QUESTION, "--answer", "Доставка 350 ₽.")
+
+    assert "не отвечает на похожий: «Сколько стоит доставка в Казань?» (Казань, Москве)" in printed
