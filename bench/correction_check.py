@@ -18,8 +18,6 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,19 +59,6 @@ def judge_cost(words: Any, wordings: Any, question: str, repeat: int = 2000) -> 
     return (time.perf_counter() - started) * 1000 / repeat
 
 
-@contextmanager
-def no_wording_candidates() -> Iterator[None]:
-    """The statement without its fourth retriever (corrections by their wordings): LIMIT 0."""
-    from knowledge import search
-
-    saved = search.WORDING_CANDIDATES
-    search.WORDING_CANDIDATES = 0
-    try:
-        yield
-    finally:
-        search.WORDING_CANDIDATES = saved
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -98,7 +83,7 @@ def main() -> None:
     for _ in range(args.rounds):
         samples["none"] += timings(bare, questions, vectors)
         samples["rule"] += timings(fixed, questions, vectors)
-        with no_wording_candidates():
+        with lc.no_wording_candidates():
             samples["entries"] += timings(fixed, questions, vectors)
         with lc.every_correction_wins():
             samples["old"] += timings(fixed, questions, vectors)

@@ -266,6 +266,9 @@ def correction_damage(chosen: list[dict[str, Any]], others: list[dict[str, Any]]
     }
     entry_of = {key: c.entry_id for key, c in fixes.items()}
     rows.append(damage_rows(bot, f"after {n} corrections: paraphrase rule", *sets, entry_of))
+    with rule_before():
+        rows.append(damage_rows(bot, f"after {n} corrections: the rule at {WHOLE_WORDINGS_COMMIT} (baseline)",
+                                *sets, entry_of))
     with every_correction_wins():
         rows.append(damage_rows(bot, f"after {n} corrections: every correction wins (old rule)", *sets, entry_of))
     rows += owner_wordings(bot, sets, fixes, entry_of)
@@ -290,7 +293,6 @@ def owner_wordings(bot: Any, sets: Sets, fixes: dict[str, Any], entry_of: dict[s
     other questions say what the added words cost. Rows with and without the wordings' own
     retriever (knowledge/search.py WORDING_CANDIDATES), and with the verdict that read all of a
     correction's wordings at once, in the same run."""
-    from knowledge import search
     from knowledge.services import entry_wordings_add
 
     corrected = sets[0]
@@ -298,25 +300,31 @@ def owner_wordings(bot: Any, sets: Sets, fixes: dict[str, Any], entry_of: dict[s
         entry_wordings_add(entry=fixes[row["id"]].entry, wordings=[(row["paraphrase"], "owner")])
     label = "+ the owner adds each first paraphrase as a wording"
     rows = [damage_rows(bot, label, *sets, entry_of)]
-    saved = search.WORDING_CANDIDATES
-    search.WORDING_CANDIDATES = 0
-    try:
+    with no_wording_candidates():
         rows.append(damage_rows(bot, f"{label}, candidates by entries only (baseline)", *sets, entry_of))
-    finally:
-        search.WORDING_CANDIDATES = saved
-    judge_now = search.paraphrase
-    search.paraphrase = verdict_before()
-    try:
+    with rule_before():
         rows.append(damage_rows(bot, f"{label}, one verdict on all wordings at once (baseline)", *sets, entry_of))
-    finally:
-        search.paraphrase = judge_now
     return rows
 
 
-def verdict_before() -> Any:
-    """knowledge/paraphrase.py with `judge` as it was at WHOLE_WORDINGS_COMMIT (its very code), its
+@contextmanager
+def no_wording_candidates() -> Iterator[None]:
+    """The search statement without its retriever of corrections by their wordings (LIMIT 0)."""
+    from knowledge import search
+
+    saved = search.WORDING_CANDIDATES
+    search.WORDING_CANDIDATES = 0
+    try:
+        yield
+    finally:
+        search.WORDING_CANDIDATES = saved
+
+
+@contextmanager
+def rule_before() -> Iterator[None]:
+    """knowledge/paraphrase.py's `judge` as it was at WHOLE_WORDINGS_COMMIT (its very code), its
     verdicts given as today's (no wording counted as added, so no added wording's nearness either)."""
-    from knowledge import paraphrase
+    from knowledge import paraphrase, search
 
     old = common.module_from_git(WHOLE_WORDINGS_COMMIT, "knowledge/paraphrase.py", "baseline_paraphrase")
 
@@ -324,7 +332,11 @@ def verdict_before() -> Any:
         verdict = old.judge(*args)
         return paraphrase.Judgement(paraphrase.Verdict(verdict.verdict.value), verdict.cosine, verdict.unshared)
 
-    return types.SimpleNamespace(**{**vars(paraphrase), "judge": judge})
+    search.paraphrase = types.SimpleNamespace(**{**vars(paraphrase), "judge": judge})  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        search.paraphrase = paraphrase
 
 
 DEMO_CONTRAST = common.REPO / "tests" / "data" / "demo_contrast.jsonl"
@@ -339,12 +351,14 @@ def demo_contrast() -> list[list[Any]]:
 
     bot = prepare_bot("demo", "e5-small", fresh=False)
     rows = common.read_jsonl(DEMO_CONTRAST)
-    counts = {rule: {"paraphrase": [0, 0], "near_miss": [0, 0]} for rule in ("paraphrase rule", "old rule")}
+    rules = {"paraphrase rule": _nothing, f"the rule at {WHOLE_WORDINGS_COMMIT}": rule_before,
+             "old rule": every_correction_wins}
+    counts = {rule: {"paraphrase": [0, 0], "near_miss": [0, 0]} for rule in rules}
     for corrected in dict.fromkeys(row["corrected"] for row in rows):
         culprits = [r.entry_id for r in search_entries(bot, corrected, k=1) if r.score >= bot.match_threshold]
         fix = correction_apply(bot=bot, question=corrected, answer=f"Поправка: {corrected}", culprit_ids=culprits)
         for rule in counts:
-            with every_correction_wins() if rule == "old rule" else _nothing():
+            with rules[rule]():
                 for row in (r for r in rows if r["corrected"] == corrected):
                     results = search_entries(bot, row["question"], k=1)
                     got = bool(results) and is_match(bot, results) and results[0].entry_id == fix.entry_id
